@@ -1,0 +1,174 @@
+/*
+ * crypt_context.c --- read and validate an inode's fscrypt context
+ *
+ * The context is the xattr with name index 9 and name "c"; it is found
+ * with ext2fs_xattrs_raw_iterate(), which keeps the index that the
+ * generic xattr handle drops.
+ *
+ * This file may be redistributed under the terms of the GNU Library
+ * General Public License, version 2.
+ */
+
+#include "config.h"
+#include <string.h>
+#include <ext2fs/ext2fs.h>
+#include "ext4_crypt.h"
+
+static int mode_pair_ok(int version, __u8 contents, __u8 names)
+{
+	if (contents == FSCRYPT_MODE_AES_256_XTS &&
+	    names == FSCRYPT_MODE_AES_256_CTS)
+		return 1;
+	if (contents == FSCRYPT_MODE_AES_128_CBC &&
+	    names == FSCRYPT_MODE_AES_128_CTS)
+		return 1;
+	if (contents == FSCRYPT_MODE_ADIANTUM &&
+	    names == FSCRYPT_MODE_ADIANTUM)
+		return 1;
+	if (version == FSCRYPT_CONTEXT_V2 &&
+	    contents == FSCRYPT_MODE_AES_256_XTS &&
+	    names == FSCRYPT_MODE_AES_256_HCTR2)
+		return 1;
+	if (version == FSCRYPT_CONTEXT_V2 &&
+	    contents == FSCRYPT_MODE_SM4_XTS &&
+	    names == FSCRYPT_MODE_SM4_CTS)
+		return 1;
+	return 0;
+}
+
+static int popcount8(__u8 v)
+{
+	int n = 0;
+
+	for (; v; v &= v - 1)
+		n++;
+	return n;
+}
+
+/*
+ * Check a context the way the kernel's fscrypt_policy_supported() would,
+ * minus what depends on the running kernel.  Unknown versions are
+ * reported as such rather than guessed at.
+ */
+errcode_t ext2fs_validate_encryption_context(const void *ctx, size_t len)
+{
+	const __u8 *c = ctx;
+	__u8 flags;
+
+	if (len < 1)
+		return EXT2_ET_CRYPT_BAD_CONTEXT_SIZE;
+	if (c[0] != FSCRYPT_CONTEXT_V1 && c[0] != FSCRYPT_CONTEXT_V2)
+		return EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION;
+	if ((c[0] == FSCRYPT_CONTEXT_V1 && len != FSCRYPT_CONTEXT_V1_SIZE) ||
+	    (c[0] == FSCRYPT_CONTEXT_V2 && len != FSCRYPT_CONTEXT_V2_SIZE))
+		return EXT2_ET_CRYPT_BAD_CONTEXT_SIZE;
+	if (!mode_pair_ok(c[0], c[1], c[2]))
+		return EXT2_ET_CRYPT_BAD_CONTEXT;
+	flags = c[3];
+	if (flags & ~FSCRYPT_POLICY_FLAGS_VALID)
+		return EXT2_ET_CRYPT_BAD_CONTEXT;
+	if (popcount8(flags & (FSCRYPT_POLICY_FLAG_DIRECT_KEY |
+			       FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 |
+			       FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32)) > 1)
+		return EXT2_ET_CRYPT_BAD_CONTEXT;
+	if (c[0] == FSCRYPT_CONTEXT_V1 &&
+	    (flags & (FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 |
+		      FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32)))
+		return EXT2_ET_CRYPT_BAD_CONTEXT;
+	if (c[0] == FSCRYPT_CONTEXT_V2) {
+		const struct fscrypt_context_v2 *v2 = ctx;
+
+		if (v2->__reserved[0] || v2->__reserved[1] ||
+		    v2->__reserved[2])
+			return EXT2_ET_CRYPT_BAD_CONTEXT;
+		/* data units are 512 bytes up to the block size (64K max) */
+		if (v2->log2_data_unit_size &&
+		    (v2->log2_data_unit_size < 9 ||
+		     v2->log2_data_unit_size > 16))
+			return EXT2_ET_CRYPT_BAD_CONTEXT;
+	}
+	return 0;
+}
+
+struct find_ctx {
+	void *buf;
+	size_t bufsize;
+	size_t *ctx_len;
+	errcode_t retval;
+};
+
+static int find_ctx_proc(int index, const char *name, size_t name_len,
+			 const void *value, size_t value_len, void *priv)
+{
+	struct find_ctx *fc = priv;
+
+	if (index != EXT4_XATTR_INDEX_ENCRYPTION || name_len != 1 ||
+	    name[0] != EXT4_XATTR_NAME_ENCRYPTION_CONTEXT[0])
+		return 0;
+	*fc->ctx_len = value_len;
+	if (value_len > fc->bufsize) {
+		fc->retval = EXT2_ET_CRYPT_BLOB_TOO_BIG;
+		return XATTR_ABORT;
+	}
+	memcpy(fc->buf, value, value_len);
+	fc->retval = ext2fs_validate_encryption_context(fc->buf, value_len);
+	return XATTR_ABORT;
+}
+
+/*
+ * Copy the raw context of @ino into @buf.  @inode may be NULL, or the
+ * full on-disk inode (EXT2_INODE_SIZE bytes) when the caller has it.
+ */
+errcode_t ext2fs_get_encryption_context(ext2_filsys fs, ext2_ino_t ino,
+					struct ext2_inode_large *inode,
+					void *buf, size_t bufsize,
+					size_t *ctx_len)
+{
+	struct ext2_inode_large *ibuf = NULL;
+	struct find_ctx fc;
+	errcode_t retval;
+
+	if (!inode) {
+		retval = ext2fs_get_memzero(EXT2_INODE_SIZE(fs->super),
+					    &ibuf);
+		if (retval)
+			return retval;
+		retval = ext2fs_read_inode_full(fs, ino,
+						(struct ext2_inode *) ibuf,
+						EXT2_INODE_SIZE(fs->super));
+		if (retval)
+			goto errout;
+		inode = ibuf;
+	}
+	retval = EXT2_ET_CRYPT_NOT_ENCRYPTED;
+	if (!(inode->i_flags & EXT4_ENCRYPT_FL))
+		goto errout;
+	memset(&fc, 0, sizeof(fc));
+	fc.buf = buf;
+	fc.bufsize = bufsize;
+	fc.ctx_len = ctx_len;
+	fc.retval = EXT2_ET_CRYPT_NO_CONTEXT;
+	retval = ext2fs_xattrs_raw_iterate(fs, ino, inode, find_ctx_proc,
+					   &fc);
+	if (!retval)
+		retval = fc.retval;
+errout:
+	ext2fs_free_mem(&ibuf);
+	return retval;
+}
+
+/*
+ * The offline EXT4_IOC_GET_ENCRYPTION_METADATA of the series' v3: the
+ * bare context, its length in md->len.
+ */
+errcode_t ext2fs_get_encryption_metadata(ext2_filsys fs, ext2_ino_t ino,
+					 struct ext4_encrypted_metadata *md)
+{
+	size_t len = 0;
+	errcode_t retval;
+
+	retval = ext2fs_get_encryption_context(fs, ino, NULL, md->metadata,
+					       sizeof(md->metadata), &len);
+	md->len = retval ? 0 : len;
+	return retval;
+}

@@ -1,0 +1,173 @@
+/*
+ * ext4_crypt.h --- keyless access to fscrypt-encrypted ext4 inodes
+ *
+ * These declarations extend libext2fs with what the 2015 ext4 backup
+ * ioctls (EXT4_IOC_GET/SET_ENCRYPTION_METADATA,
+ * EXT4_IOC_GET_ENCRYPTED_FILENAME) would have returned, computed offline
+ * from an unmounted filesystem.  Only public libext2fs interfaces are
+ * used, so the sources can move into lib/ext2fs unchanged.
+ *
+ * This file may be redistributed under the terms of the GNU Library
+ * General Public License, version 2.
+ */
+
+#ifndef EXT4_CRYPT_H
+#define EXT4_CRYPT_H
+
+#include <ext2fs/ext2fs.h>
+#include "crypt_err.h"
+
+/* xattr name index and name under which ext4 keeps the context */
+#define EXT4_XATTR_INDEX_ENCRYPTION	9
+#define EXT4_XATTR_NAME_ENCRYPTION_CONTEXT "c"
+
+#define FSCRYPT_CONTEXT_V1		1
+#define FSCRYPT_CONTEXT_V2		2
+#define FSCRYPT_CONTEXT_V1_SIZE		28
+#define FSCRYPT_CONTEXT_V2_SIZE		40
+#define FSCRYPT_FILE_NONCE_SIZE		16
+#define FSCRYPT_KEY_DESCRIPTOR_SIZE	8
+#define FSCRYPT_KEY_IDENTIFIER_SIZE	16
+
+/* contents and filenames modes (uapi linux/fscrypt.h) */
+#define FSCRYPT_MODE_AES_256_XTS	1
+#define FSCRYPT_MODE_AES_256_CTS	4
+#define FSCRYPT_MODE_AES_128_CBC	5
+#define FSCRYPT_MODE_AES_128_CTS	6
+#define FSCRYPT_MODE_SM4_XTS		7
+#define FSCRYPT_MODE_SM4_CTS		8
+#define FSCRYPT_MODE_ADIANTUM		9
+#define FSCRYPT_MODE_AES_256_HCTR2	10
+
+/* policy flags */
+#define FSCRYPT_POLICY_FLAGS_PAD_MASK	0x03
+#define FSCRYPT_POLICY_FLAG_DIRECT_KEY	0x04
+#define FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 0x08
+#define FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32 0x10
+#define FSCRYPT_POLICY_FLAGS_VALID	0x1f
+
+/*
+ * The context as the kernel stores it (fs/crypto/fscrypt_private.h).
+ * Multi-byte fields are byte arrays: the layout is endian-free.
+ */
+struct fscrypt_context_v1 {
+	__u8 version;			/* FSCRYPT_CONTEXT_V1 */
+	__u8 contents_encryption_mode;
+	__u8 filenames_encryption_mode;
+	__u8 flags;
+	__u8 master_key_descriptor[FSCRYPT_KEY_DESCRIPTOR_SIZE];
+	__u8 nonce[FSCRYPT_FILE_NONCE_SIZE];
+};
+
+struct fscrypt_context_v2 {
+	__u8 version;			/* FSCRYPT_CONTEXT_V2 */
+	__u8 contents_encryption_mode;
+	__u8 filenames_encryption_mode;
+	__u8 flags;
+	__u8 log2_data_unit_size;	/* 0: the filesystem block size */
+	__u8 __reserved[3];
+	__u8 master_key_identifier[FSCRYPT_KEY_IDENTIFIER_SIZE];
+	__u8 nonce[FSCRYPT_FILE_NONCE_SIZE];
+};
+
+/*
+ * What the 2015 proposal's EXT4_IOC_GET_ENCRYPTION_METADATA filled in
+ * (v3 of the series): the length and the bytes.  288 bytes hold any
+ * context or self-describing blob defined below.
+ */
+#define EXT4_ENCRYPTED_METADATA_MAX	288
+struct ext4_encrypted_metadata {
+	__u32 len;
+	char metadata[EXT4_ENCRYPTED_METADATA_MAX];
+};
+
+/*
+ * Self-describing blobs of the last version of that series; each
+ * carries a crc16 over the whole blob computed with the crc field zero.
+ *   metadata: 'e' '5' | le16 crc | le32 i_size lo | le32 i_size hi | ctx
+ *   filename: 'e' 'f'|'d' | le16 crc | ['d': le32 mode | le16 ctx len |
+ *             ctx] | raw name
+ */
+#define EXT4_BLOB_MAGIC			'e'
+#define EXT4_BLOB_METADATA		'5'
+#define EXT4_BLOB_FILENAME		'f'
+#define EXT4_BLOB_DIRNAME		'd'
+#define EXT4_METADATA_BLOB_HDR		12
+#define EXT4_FILENAME_BLOB_HDR		4
+#define EXT4_DIRNAME_BLOB_HDR		10
+
+/* A raw on-disk directory entry name, never NUL terminated. */
+struct ext4_encrypted_name {
+	__u8	name[EXT2_NAME_LEN];
+	__u8	name_len;
+	__u8	has_hash;		/* casefolded encrypted directory */
+	__u8	file_type;
+	__u32	hash;
+	__u32	minor_hash;
+};
+
+/* One run of initialized logical blocks mapped to contiguous physical ones */
+typedef int (*ext2fs_stored_run_func)(ext2_filsys fs, blk64_t lblk,
+				      blk64_t pblk, blk64_t count,
+				      void *priv_data);
+
+/* Called for each stored xattr; returns XATTR_ABORT to stop */
+typedef int (*ext2fs_xattr_raw_func)(int index, const char *name,
+				     size_t name_len, const void *value,
+				     size_t value_len, void *priv_data);
+
+/* xattr_raw.c */
+extern errcode_t ext2fs_xattrs_raw_iterate(ext2_filsys fs, ext2_ino_t ino,
+					const struct ext2_inode_large *inode,
+					ext2fs_xattr_raw_func func,
+					void *priv_data);
+
+/* crypt_context.c */
+extern errcode_t ext2fs_validate_encryption_context(const void *ctx,
+						     size_t len);
+extern errcode_t ext2fs_get_encryption_context(ext2_filsys fs,
+					       ext2_ino_t ino,
+					       struct ext2_inode_large *inode,
+					       void *buf, size_t bufsize,
+					       size_t *ctx_len);
+extern errcode_t ext2fs_get_encryption_metadata(ext2_filsys fs,
+					ext2_ino_t ino,
+					struct ext4_encrypted_metadata *md);
+
+/* crypt_blob.c */
+extern __u16 ext2fs_crypt_crc16(__u16 crc, const void *buf, size_t len);
+extern errcode_t ext2fs_encode_metadata_blob(__u64 i_size, const void *ctx,
+					     size_t ctx_len,
+					     struct ext4_encrypted_metadata *md);
+extern errcode_t ext2fs_decode_metadata_blob(const void *blob, size_t len,
+					     __u64 *i_size,
+					     const __u8 **ctx,
+					     size_t *ctx_len);
+extern errcode_t ext2fs_encode_filename_blob(const struct ext4_encrypted_name *n,
+					     int is_dir, __u32 mode,
+					     const void *dir_ctx,
+					     size_t dir_ctx_len,
+					     struct ext4_encrypted_metadata *md);
+extern errcode_t ext2fs_decode_filename_blob(const void *blob, size_t len,
+					     struct ext4_encrypted_name *n,
+					     int *is_dir, __u32 *mode,
+					     const __u8 **dir_ctx,
+					     size_t *dir_ctx_len);
+
+/* crypt_name.c */
+extern errcode_t ext2fs_dirent_encrypted_name(ext2_filsys fs,
+					      const struct ext2_inode *dir,
+					      const struct ext2_dir_entry *de,
+					      unsigned int rec_space,
+					      struct ext4_encrypted_name *out);
+extern errcode_t ext2fs_get_encrypted_filename(ext2_filsys fs,
+					       ext2_ino_t dir, ext2_ino_t ino,
+					       struct ext4_encrypted_name *out);
+
+/* stored_data.c */
+extern errcode_t ext2fs_stored_runs_iterate(ext2_filsys fs, ext2_ino_t ino,
+					    struct ext2_inode *inode,
+					    ext2fs_stored_run_func func,
+					    void *priv_data);
+
+#endif /* EXT4_CRYPT_H */

@@ -1,0 +1,464 @@
+/*
+ * archive.c --- encode and decode the records of an e2cryptbak archive
+ *
+ * All integers are little-endian; every record ends in a crc32c of what
+ * precedes it, so any damaged byte is caught where it lies.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <string.h>
+#include <stdlib.h>
+#include "archive.h"
+
+uint32_t e2cb_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	return ext2fs_crc32c_le(crc, buf, len);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v);
+	put16(p + 2, v >> 16);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v);
+	put32(p + 4, v >> 32);
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return p[0] | (p[1] << 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return get16(p) | ((uint32_t) get16(p + 2) << 16);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return get32(p) | ((uint64_t) get32(p + 4) << 32);
+}
+
+void e2cb_seal(uint8_t *buf, size_t len_without_crc)
+{
+	put32(buf + len_without_crc, e2cb_crc32c(~0U, buf, len_without_crc));
+}
+
+errcode_t e2cb_check_sealed(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (len < 4)
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	if (get32(p + len - 4) != e2cb_crc32c(~0U, p, len - 4))
+		return EXT2_ET_CRYPT_BLOB_CSUM;
+	return 0;
+}
+
+/* magic, version and fixed size: common to the three record kinds */
+static void put_preamble(uint8_t *p, const char *magic, uint16_t size)
+{
+	memcpy(p, magic, 4);
+	put16(p + 4, E2CB_FORMAT_VERSION);
+	put16(p + 6, size);
+}
+
+static errcode_t check_preamble(const uint8_t *p, size_t len,
+				const char *magic, size_t size)
+{
+	if (len < 8 || memcmp(p, magic, 4))
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	if (get16(p + 4) != E2CB_FORMAT_VERSION)
+		return EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION;
+	if (get16(p + 6) != size || len < size)
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	return e2cb_check_sealed(p, len);
+}
+
+size_t e2cb_encode_header(const struct e2cb_header *h, uint8_t *buf,
+			  size_t bufsize)
+{
+	size_t len = E2CB_HEADER_FIXED + h->source_path_len;
+
+	if (len + 4 > bufsize)
+		return 0;
+	memset(buf, 0, E2CB_HEADER_FIXED);
+	put_preamble(buf, E2CB_HEADER_MAGIC, E2CB_HEADER_FIXED);
+	put32(buf + 8, h->block_size);
+	memcpy(buf + 12, h->uuid, 16);
+	put32(buf + 28, h->feature_compat);
+	put32(buf + 32, h->feature_incompat);
+	put32(buf + 36, h->feature_ro_compat);
+	memcpy(buf + 40, h->hash_seed, 16);
+	buf[56] = h->def_hash_version;
+	memcpy(buf + 60, h->encrypt_pw_salt, 16);
+	put16(buf + 76, h->encoding);
+	put16(buf + 78, h->encoding_flags);
+	put32(buf + 80, h->inode_size);
+	put32(buf + 84, h->root_ino);
+	put64(buf + 88, h->created);
+	memcpy(buf + 96, h->tool_version,
+	       strnlen(h->tool_version, E2CB_TOOL_VERSION_LEN));
+	put16(buf + 128, h->source_path_len);
+	memcpy(buf + E2CB_HEADER_FIXED, h->source_path, h->source_path_len);
+	e2cb_seal(buf, len);
+	return len + 4;
+}
+
+errcode_t e2cb_decode_header(const void *buf, size_t len,
+			     struct e2cb_header *h)
+{
+	const uint8_t *p = buf;
+	errcode_t retval;
+
+	if (len < E2CB_HEADER_FIXED + 4 ||
+	    len != E2CB_HEADER_FIXED + 4 + get16(p + 128) ||
+	    get16(p + 128) > sizeof(h->source_path))
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	retval = check_preamble(p, len, E2CB_HEADER_MAGIC, E2CB_HEADER_FIXED);
+	if (retval)
+		return retval;
+	memset(h, 0, sizeof(*h));
+	h->version = get16(p + 4);
+	h->block_size = get32(p + 8);
+	memcpy(h->uuid, p + 12, 16);
+	h->feature_compat = get32(p + 28);
+	h->feature_incompat = get32(p + 32);
+	h->feature_ro_compat = get32(p + 36);
+	memcpy(h->hash_seed, p + 40, 16);
+	h->def_hash_version = p[56];
+	memcpy(h->encrypt_pw_salt, p + 60, 16);
+	h->encoding = get16(p + 76);
+	h->encoding_flags = get16(p + 78);
+	h->inode_size = get32(p + 80);
+	h->root_ino = get32(p + 84);
+	h->created = (int64_t) get64(p + 88);
+	memcpy(h->tool_version, p + 96, E2CB_TOOL_VERSION_LEN);
+	h->source_path_len = get16(p + 128);
+	memcpy(h->source_path, p + E2CB_HEADER_FIXED, h->source_path_len);
+	if (h->block_size < 1024 || h->block_size > 65536 ||
+	    (h->block_size & (h->block_size - 1)))
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	return 0;
+}
+
+static void put_time(uint8_t *p, const struct e2cb_time *t)
+{
+	put64(p, (uint64_t) t->sec);
+	put32(p + 8, t->nsec);
+}
+
+static void get_time(const uint8_t *p, struct e2cb_time *t)
+{
+	t->sec = (int64_t) get64(p);
+	t->nsec = get32(p + 8);
+}
+
+size_t e2cb_encode_inode(const struct e2cb_inode_rec *r, uint8_t *buf)
+{
+	memset(buf, 0, E2CB_INODE_REC_SIZE);
+	put_preamble(buf, E2CB_INODE_MAGIC, E2CB_INODE_REC_SIZE);
+	put32(buf + 8, r->seq);
+	put32(buf + 12, r->ino);
+	put32(buf + 16, r->mode);
+	put32(buf + 20, r->uid);
+	put32(buf + 24, r->gid);
+	put32(buf + 28, r->links_count);
+	put64(buf + 32, r->size);
+	put32(buf + 40, r->iflags);
+	put32(buf + 44, r->projid);
+	put32(buf + 48, r->generation);
+	put32(buf + 52, r->rdev_major);
+	put32(buf + 56, r->rdev_minor);
+	put_time(buf + 60, &r->atime);
+	put_time(buf + 72, &r->mtime);
+	put_time(buf + 84, &r->ctime);
+	put_time(buf + 96, &r->crtime);
+	put32(buf + 108, r->rflags);
+	put32(buf + 112, r->dirent_hash);
+	put32(buf + 116, r->dirent_minor_hash);
+	put64(buf + 120, r->prev_data_bytes);
+	put32(buf + 128, r->prev_data_crc);
+	put32(buf + 132, r->path_crc);
+	e2cb_seal(buf, E2CB_INODE_REC_SIZE - 4);
+	return E2CB_INODE_REC_SIZE;
+}
+
+errcode_t e2cb_decode_inode(const void *buf, size_t len,
+			    struct e2cb_inode_rec *r)
+{
+	const uint8_t *p = buf;
+	errcode_t retval;
+
+	if (len != E2CB_INODE_REC_SIZE)
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	retval = check_preamble(p, len, E2CB_INODE_MAGIC,
+				E2CB_INODE_REC_SIZE);
+	if (retval)
+		return retval;
+	r->seq = get32(p + 8);
+	r->ino = get32(p + 12);
+	r->mode = get32(p + 16);
+	r->uid = get32(p + 20);
+	r->gid = get32(p + 24);
+	r->links_count = get32(p + 28);
+	r->size = get64(p + 32);
+	r->iflags = get32(p + 40);
+	r->projid = get32(p + 44);
+	r->generation = get32(p + 48);
+	r->rdev_major = get32(p + 52);
+	r->rdev_minor = get32(p + 56);
+	get_time(p + 60, &r->atime);
+	get_time(p + 72, &r->mtime);
+	get_time(p + 84, &r->ctime);
+	get_time(p + 96, &r->crtime);
+	r->rflags = get32(p + 108);
+	r->dirent_hash = get32(p + 112);
+	r->dirent_minor_hash = get32(p + 116);
+	r->prev_data_bytes = get64(p + 120);
+	r->prev_data_crc = get32(p + 128);
+	r->path_crc = get32(p + 132);
+	if (r->rflags & ~E2CB_IF_KNOWN)
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	return 0;
+}
+
+size_t e2cb_encode_trailer(const struct e2cb_trailer *t, uint8_t *buf)
+{
+	memset(buf, 0, E2CB_TRAILER_REC_SIZE);
+	put_preamble(buf, E2CB_TRAILER_MAGIC, E2CB_TRAILER_REC_SIZE);
+	put32(buf + 8, t->seq);
+	put32(buf + 12, t->tflags);
+	put64(buf + 16, t->prev_data_bytes);
+	put32(buf + 24, t->prev_data_crc);
+	put64(buf + 32, t->entries);
+	put64(buf + 40, t->inodes);
+	put64(buf + 48, t->encrypted);
+	put64(buf + 56, t->data_bytes);
+	put64(buf + 64, t->skipped);
+	e2cb_seal(buf, E2CB_TRAILER_REC_SIZE - 4);
+	return E2CB_TRAILER_REC_SIZE;
+}
+
+errcode_t e2cb_decode_trailer(const void *buf, size_t len,
+			      struct e2cb_trailer *t)
+{
+	const uint8_t *p = buf;
+	errcode_t retval;
+
+	if (len != E2CB_TRAILER_REC_SIZE)
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	retval = check_preamble(p, len, E2CB_TRAILER_MAGIC,
+				E2CB_TRAILER_REC_SIZE);
+	if (retval)
+		return retval;
+	t->seq = get32(p + 8);
+	t->tflags = get32(p + 12);
+	t->prev_data_bytes = get64(p + 16);
+	t->prev_data_crc = get32(p + 24);
+	t->entries = get64(p + 32);
+	t->inodes = get64(p + 40);
+	t->encrypted = get64(p + 48);
+	t->data_bytes = get64(p + 56);
+	t->skipped = get64(p + 64);
+	return 0;
+}
+
+void e2cb_sum_init(struct e2cb_data_sum *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->crc = ~0U;
+}
+
+static void sum_close_region(struct e2cb_data_sum *s)
+{
+	uint8_t ext[16];
+
+	if (!s->in_region)
+		return;
+	put64(ext, s->region_start);
+	put64(ext + 8, s->region_len);
+	s->crc = e2cb_crc32c(s->crc, ext, sizeof(ext));
+	s->in_region = 0;
+}
+
+/*
+ * Data arrives in offset order; adjacent pieces form one region, so the
+ * sum does not depend on how a reader happens to split the stream.
+ */
+void e2cb_sum_add(struct e2cb_data_sum *s, uint64_t offset,
+		  const void *buf, size_t len)
+{
+	if (len == 0)
+		return;
+	if (s->in_region && s->region_start + s->region_len != offset)
+		sum_close_region(s);
+	if (!s->in_region) {
+		s->in_region = 1;
+		s->region_start = offset;
+		s->region_len = 0;
+	}
+	s->crc = e2cb_crc32c(s->crc, buf, len);
+	s->region_len += len;
+	s->bytes += len;
+}
+
+uint32_t e2cb_sum_final(struct e2cb_data_sum *s)
+{
+	sum_close_region(s);
+	return s->crc;
+}
+
+static const char b64url[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+size_t e2cb_b64url_encode(const uint8_t *in, size_t len, char *out)
+{
+	size_t i, o = 0;
+	uint32_t v;
+
+	for (i = 0; i + 2 < len; i += 3) {
+		v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
+		out[o++] = b64url[(v >> 18) & 63];
+		out[o++] = b64url[(v >> 12) & 63];
+		out[o++] = b64url[(v >> 6) & 63];
+		out[o++] = b64url[v & 63];
+	}
+	if (len - i == 1) {
+		v = in[i] << 16;
+		out[o++] = b64url[(v >> 18) & 63];
+		out[o++] = b64url[(v >> 12) & 63];
+	} else if (len - i == 2) {
+		v = (in[i] << 16) | (in[i + 1] << 8);
+		out[o++] = b64url[(v >> 18) & 63];
+		out[o++] = b64url[(v >> 12) & 63];
+		out[o++] = b64url[(v >> 6) & 63];
+	}
+	return o;
+}
+
+static int b64url_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '-')
+		return 62;
+	if (c == '_')
+		return 63;
+	return -1;
+}
+
+/* Strict: rejects padding, stray characters and non-canonical tails. */
+int e2cb_b64url_decode(const char *in, size_t len, uint8_t *out,
+		       size_t outsize, size_t *outlen)
+{
+	uint32_t acc = 0;
+	size_t i, o = 0;
+	int bits = 0, v;
+
+	if (len % 4 == 1)
+		return -1;
+	for (i = 0; i < len; i++) {
+		v = b64url_value(in[i]);
+		if (v < 0)
+			return -1;
+		acc = (acc << 6) | v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o >= outsize)
+				return -1;
+			out[o++] = acc >> bits;
+		}
+	}
+	if (acc & ((1U << bits) - 1))
+		return -1;
+	*outlen = o;
+	return 0;
+}
+
+/* Linux names of the ext4 xattr name indexes (fs/ext4/xattr.c) */
+const char *e2cb_xattr_prefix(int index)
+{
+	switch (index) {
+	case 1: return "user.";
+	case 2: return "system.posix_acl_access";
+	case 3: return "system.posix_acl_default";
+	case 4: return "trusted.";
+	case 6: return "security.";
+	case 7: return "system.";
+	case 8: return "system.richacl";
+	}
+	return NULL;
+}
+
+errcode_t e2cb_xattr_buf_add(struct e2cb_xattr_buf *xb, int index,
+			     const char *name, size_t name_len,
+			     const void *value, size_t value_len)
+{
+	size_t need = xb->len + 6 + name_len + value_len + 4;
+	uint8_t *p;
+
+	if (name_len > 255 || index < 0 || index > 255)
+		return EXT2_ET_CRYPT_BAD_EA;
+	if (need > xb->size) {
+		size_t size = need * 2;
+
+		p = realloc(xb->buf, size);
+		if (!p)
+			return EXT2_ET_NO_MEMORY;
+		xb->buf = p;
+		xb->size = size;
+	}
+	p = xb->buf + xb->len;
+	p[0] = index;
+	p[1] = name_len;
+	put32(p + 2, value_len);
+	memcpy(p + 6, name, name_len);
+	memcpy(p + 6 + name_len, value, value_len);
+	xb->len += 6 + name_len + value_len;
+	return 0;
+}
+
+/* The record is the entries followed by a crc32c of them. */
+errcode_t e2cb_xattr_rec_iterate(const void *rec, size_t len,
+				 e2cb_xattr_func func, void *priv)
+{
+	const uint8_t *p = rec, *end;
+	uint32_t vlen;
+	errcode_t retval;
+
+	retval = e2cb_check_sealed(rec, len);
+	if (retval)
+		return retval;
+	end = p + len - 4;
+	while (p < end) {
+		if (end - p < 6)
+			return EXT2_ET_CRYPT_BAD_BLOB;
+		vlen = get32(p + 2);
+		if ((size_t) (end - p - 6) < p[1] ||
+		    (size_t) (end - p - 6 - p[1]) < vlen)
+			return EXT2_ET_CRYPT_BAD_BLOB;
+		if (func && func(p[0], (const char *) p + 6, p[1],
+				 p + 6 + p[1], vlen, priv))
+			break;
+		p += 6 + p[1] + vlen;
+	}
+	return 0;
+}

@@ -1,0 +1,199 @@
+/*
+ * archive.h --- the e2cryptbak archive: records and container
+ *
+ * doc/archive-format.txt is the specification; this header mirrors it.
+ * Every entry of the pax tar carries its records as SCHILY.xattr.*
+ * values, so ordinary tar tools list the archive without complaint.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#ifndef E2CB_ARCHIVE_H
+#define E2CB_ARCHIVE_H
+
+#include <stdint.h>
+#include <archive.h>
+#include <archive_entry.h>
+#include <ext2fs/ext2fs.h>
+#include "ext2fs/ext4_crypt.h"
+
+#define E2CB_FORMAT_VERSION	1
+
+/* pseudo-xattr names of the records */
+#define E2CB_REC_HEADER		"e2cryptbak.header"
+#define E2CB_REC_TRAILER	"e2cryptbak.trailer"
+#define E2CB_REC_INODE		"e2cryptbak.inode"
+#define E2CB_REC_METADATA	"e2cryptbak.metadata"	/* 'e5' blob */
+#define E2CB_REC_NAME		"e2cryptbak.name"	/* 'ef'/'ed' blob */
+#define E2CB_REC_XATTRS		"e2cryptbak.xattrs"
+#define E2CB_REC_SYMLINK	"e2cryptbak.symlink"
+
+#define E2CB_HEADER_PATH	"e2cryptbak.header"
+#define E2CB_TRAILER_PATH	"e2cryptbak.trailer"
+
+#define E2CB_HEADER_MAGIC	"E2CH"
+#define E2CB_TRAILER_MAGIC	"E2CT"
+#define E2CB_INODE_MAGIC	"E2CI"
+
+#define E2CB_TOOL_VERSION_LEN	32
+#define E2CB_HEADER_FIXED	160
+#define E2CB_INODE_REC_SIZE	152
+#define E2CB_TRAILER_REC_SIZE	76
+
+/* e2cb_inode_rec.rflags: which other records the entry carries */
+#define E2CB_IF_METADATA	0x0001
+#define E2CB_IF_NAME		0x0002
+#define E2CB_IF_XATTRS		0x0004
+#define E2CB_IF_SYMLINK		0x0008
+#define E2CB_IF_HARDLINK	0x0010	/* data is at the first entry */
+#define E2CB_IF_DIRENT_HASH	0x0020
+#define E2CB_IF_CRTIME		0x0040
+#define E2CB_IF_PROJID		0x0080
+#define E2CB_IF_INLINE		0x0100	/* data came from inline data */
+#define E2CB_IF_KNOWN		0x01ff
+
+/* e2cb_trailer.tflags */
+#define E2CB_TF_INCOMPLETE	0x0001	/* entries were skipped */
+
+struct e2cb_time {
+	int64_t sec;
+	uint32_t nsec;
+};
+
+struct e2cb_header {
+	uint16_t version;
+	uint32_t block_size;
+	uint8_t uuid[16];
+	uint32_t feature_compat, feature_incompat, feature_ro_compat;
+	uint8_t hash_seed[16];
+	uint8_t def_hash_version;
+	uint8_t encrypt_pw_salt[16];
+	uint16_t encoding, encoding_flags;
+	uint32_t inode_size;
+	uint32_t root_ino;
+	int64_t created;
+	char tool_version[E2CB_TOOL_VERSION_LEN + 1];
+	uint16_t source_path_len;
+	char source_path[4096];		/* not NUL terminated on disk */
+};
+
+struct e2cb_inode_rec {
+	uint32_t seq;
+	uint32_t ino;
+	uint32_t mode;
+	uint32_t uid, gid;
+	uint32_t links_count;
+	uint64_t size;
+	uint32_t iflags;
+	uint32_t projid;
+	uint32_t generation;
+	uint32_t rdev_major, rdev_minor;
+	struct e2cb_time atime, mtime, ctime, crtime;
+	uint32_t rflags;
+	uint32_t dirent_hash, dirent_minor_hash;
+	uint64_t prev_data_bytes;
+	uint32_t prev_data_crc;
+	uint32_t path_crc;
+};
+
+struct e2cb_trailer {
+	uint32_t seq;
+	uint32_t tflags;
+	uint64_t prev_data_bytes;
+	uint32_t prev_data_crc;
+	uint64_t entries, inodes, encrypted, data_bytes, skipped;
+};
+
+/* Running checksum of an entry's data: bytes, then each region's extent */
+struct e2cb_data_sum {
+	uint32_t crc;
+	uint64_t bytes;
+	uint64_t region_start, region_len;
+	int in_region;
+};
+
+extern void e2cb_sum_init(struct e2cb_data_sum *s);
+extern void e2cb_sum_add(struct e2cb_data_sum *s, uint64_t offset,
+			 const void *buf, size_t len);
+extern uint32_t e2cb_sum_final(struct e2cb_data_sum *s);
+
+extern uint32_t e2cb_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* records: encode returns the length written to @buf */
+extern size_t e2cb_encode_header(const struct e2cb_header *h, uint8_t *buf,
+				 size_t bufsize);
+extern errcode_t e2cb_decode_header(const void *buf, size_t len,
+				    struct e2cb_header *h);
+extern size_t e2cb_encode_inode(const struct e2cb_inode_rec *r,
+				uint8_t *buf);
+extern errcode_t e2cb_decode_inode(const void *buf, size_t len,
+				   struct e2cb_inode_rec *r);
+extern size_t e2cb_encode_trailer(const struct e2cb_trailer *t,
+				  uint8_t *buf);
+extern errcode_t e2cb_decode_trailer(const void *buf, size_t len,
+				     struct e2cb_trailer *t);
+extern errcode_t e2cb_check_sealed(const void *buf, size_t len);
+extern void e2cb_seal(uint8_t *buf, size_t len_without_crc);
+
+/* base64url (RFC 4648 section 5) without padding */
+extern size_t e2cb_b64url_encode(const uint8_t *in, size_t len, char *out);
+extern int e2cb_b64url_decode(const char *in, size_t len, uint8_t *out,
+			      size_t outsize, size_t *outlen);
+#define E2CB_B64_LEN(n)	(((n) * 4 + 2) / 3)
+
+/* xattr record: { u8 index, u8 name_len, le32 value_len, name, value }* */
+struct e2cb_xattr_buf {
+	uint8_t *buf;
+	size_t len, size;
+};
+extern errcode_t e2cb_xattr_buf_add(struct e2cb_xattr_buf *xb, int index,
+				    const char *name, size_t name_len,
+				    const void *value, size_t value_len);
+typedef int (*e2cb_xattr_func)(int index, const char *name,
+			       size_t name_len, const void *value,
+			       size_t value_len, void *priv);
+extern errcode_t e2cb_xattr_rec_iterate(const void *rec, size_t len,
+					e2cb_xattr_func func, void *priv);
+extern const char *e2cb_xattr_prefix(int index);
+
+/* One entry as the reader hands it out; pointers valid until the next */
+struct e2cb_entry {
+	uint64_t index;			/* 1 for the first after the header */
+	const char *path;
+	const char *linkname;		/* hard link target or symlink text */
+	uint64_t tar_size;
+	struct e2cb_inode_rec rec;
+	__u64 i_size;			/* from the 'e5' blob */
+	const uint8_t *ctx;
+	size_t ctx_len;
+	struct ext4_encrypted_name name;	/* from the 'ef'/'ed' blob */
+	const uint8_t *xattrs;
+	size_t xattrs_len;
+	const uint8_t *symlink;		/* raw encrypted target */
+	size_t symlink_len;
+};
+
+struct e2cb_reader;
+
+/* flags for e2cb_reader_open */
+#define E2CB_READ_DATA	0x01	/* check each entry's data against its sum */
+
+/* returned by e2cb_reader_next after a valid trailer and end of archive */
+#define E2CB_READER_END	1
+
+typedef errcode_t (*e2cb_data_func)(const struct e2cb_entry *e,
+				    uint64_t offset, const void *buf,
+				    size_t len, void *priv);
+
+extern errcode_t e2cb_reader_open(const char *name, int flags,
+				  struct e2cb_reader **ret);
+extern const struct e2cb_header *e2cb_reader_header(struct e2cb_reader *r);
+extern const struct e2cb_trailer *e2cb_reader_trailer(struct e2cb_reader *r);
+extern int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret);
+extern errcode_t e2cb_reader_data(struct e2cb_reader *r, e2cb_data_func func,
+				  void *priv);
+extern const char *e2cb_reader_error(struct e2cb_reader *r);
+extern void e2cb_reader_close(struct e2cb_reader *r);
+
+#endif /* E2CB_ARCHIVE_H */

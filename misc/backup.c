@@ -1,0 +1,1184 @@
+/*
+ * backup.c --- e2cryptbak backup: write an archive of an unmounted ext4
+ * filesystem without the key
+ *
+ * Each inode becomes one pax tar entry carrying, as records, what the
+ * 2015 ext4 backup ioctls would have returned: the context with the true
+ * i_size ('e5' blob), the raw name ('ef'/'ed' blob) and the stored
+ * blocks, ciphertext as it lies on disk, holes kept as holes.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <et/com_err.h>
+#include "e2cryptbak.h"
+
+#define IOBUF_SIZE	(1024 * 1024)
+#define MAX_DEPTH	4096
+
+/* Hard-linked inodes seen so far: inode number -> first path */
+struct link_table {
+	ext2_ino_t *ino;
+	char **path;
+	size_t count, size;
+};
+
+struct backup {
+	ext2_filsys fs;
+	struct archive *a;
+	struct archive_entry *entry;
+	ext2fs_inode_bitmap dirs_seen;
+	struct link_table links;
+	struct e2cb_data_sum sum;	/* of the previous entry's data */
+	uint32_t seq;
+	uint64_t entries, inodes, encrypted, data_bytes, skipped;
+	uint64_t inodes_total;
+	char *iobuf;
+	int progress;
+	time_t last_progress;
+	char *path;
+	size_t path_len, path_size;
+};
+
+/* A child of the directory being walked, copied out of its block */
+struct child {
+	ext2_ino_t ino;
+	struct ext4_encrypted_name name;
+};
+
+struct child_list {
+	struct child *c;
+	size_t count, size;
+	struct ext2_inode dir;
+	ext2_filsys fs;
+	errcode_t retval;
+};
+
+/* A run of stored blocks, in bytes, after clipping */
+struct region {
+	uint64_t off, len;
+	blk64_t pblk;
+};
+
+struct region_list {
+	struct region *r;
+	size_t count, size;
+	uint64_t clip;			/* 0: keep whole blocks */
+	errcode_t retval;
+};
+
+
+/* Holes are fed to libarchive from here; it skips them without copying. */
+static const char zero_buf[64 * 1024];
+
+static int grow(void **arr, size_t *size, size_t count, size_t elem)
+{
+	void *p;
+	size_t n;
+
+	if (count < *size)
+		return 0;
+	n = *size ? *size * 2 : 16;
+	p = realloc(*arr, n * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*size = n;
+	return 0;
+}
+
+/* Linear probing table; only inodes with several names enter it. */
+static const char *link_lookup(struct link_table *t, ext2_ino_t ino)
+{
+	size_t i;
+
+	if (!t->size)
+		return NULL;
+	for (i = ino % t->size; t->ino[i]; i = (i + 1) % t->size)
+		if (t->ino[i] == ino)
+			return t->path[i];
+	return NULL;
+}
+
+static errcode_t link_insert(struct link_table *t, ext2_ino_t ino,
+			     const char *path)
+{
+	size_t i;
+
+	if ((t->count + 1) * 2 > t->size) {
+		struct link_table n;
+		size_t j;
+
+		n.size = t->size ? t->size * 2 : 64;
+		n.count = 0;
+		n.ino = calloc(n.size, sizeof(*n.ino));
+		n.path = calloc(n.size, sizeof(*n.path));
+		if (!n.ino || !n.path) {
+			free(n.ino);
+			free(n.path);
+			return EXT2_ET_NO_MEMORY;
+		}
+		for (j = 0; j < t->size; j++) {
+			if (!t->ino[j])
+				continue;
+			for (i = t->ino[j] % n.size; n.ino[i];
+			     i = (i + 1) % n.size)
+				;
+			n.ino[i] = t->ino[j];
+			n.path[i] = t->path[j];
+			n.count++;
+		}
+		free(t->ino);
+		free(t->path);
+		*t = n;
+	}
+	for (i = ino % t->size; t->ino[i]; i = (i + 1) % t->size)
+		;
+	t->path[i] = strdup(path);
+	if (!t->path[i])
+		return EXT2_ET_NO_MEMORY;
+	t->ino[i] = ino;
+	t->count++;
+	return 0;
+}
+
+static void link_free(struct link_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->size; i++)
+		free(t->path[i]);
+	free(t->ino);
+	free(t->path);
+}
+
+/*
+ * The current path, relative to the backup root; the root itself is
+ * "" here and "." in the archive.
+ */
+static const char *entry_path(struct backup *b)
+{
+	return b->path_len ? b->path : ".";
+}
+
+static errcode_t path_push(struct backup *b, const char *comp, size_t len)
+{
+	size_t need = b->path_len + 1 + len + 1;
+	char *p;
+
+	if (need > b->path_size) {
+		p = realloc(b->path, need * 2);
+		if (!p)
+			return EXT2_ET_NO_MEMORY;
+		b->path = p;
+		b->path_size = need * 2;
+	}
+	if (b->path_len)
+		b->path[b->path_len++] = '/';
+	memcpy(b->path + b->path_len, comp, len);
+	b->path_len += len;
+	b->path[b->path_len] = 0;
+	return 0;
+}
+
+static void path_pop(struct backup *b, size_t old_len)
+{
+	b->path_len = old_len;
+	if (b->path)
+		b->path[old_len] = 0;
+}
+
+static void show_progress(struct backup *b, int done)
+{
+	time_t now;
+
+	if (!b->progress)
+		return;
+	now = time(NULL);
+	if (!done && now == b->last_progress)
+		return;
+	b->last_progress = now;
+	fprintf(stderr, "\r%s: %llu/%llu inodes, %llu MiB%s", program_name,
+		(unsigned long long) b->inodes,
+		(unsigned long long) b->inodes_total,
+		(unsigned long long) (b->data_bytes >> 20),
+		done ? "\n" : "");
+}
+
+static errcode_t archive_err(struct backup *b, const char *what)
+{
+	fprintf(stderr, "%s: while writing %s: %s\n", program_name, what,
+		archive_error_string(b->a));
+	return EXT2_ET_SHORT_WRITE;
+}
+
+static int region_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
+		       blk64_t count, void *priv)
+{
+	struct region_list *rl = priv;
+	uint64_t off = lblk * fs->blocksize;
+	uint64_t len = count * fs->blocksize;
+
+	/* an unencrypted file's last partial block is cut at i_size */
+	if (rl->clip && off < rl->clip && off + len > rl->clip)
+		len = rl->clip - off;
+	if (rl->count && rl->r[rl->count - 1].off +
+	    rl->r[rl->count - 1].len == off &&
+	    rl->r[rl->count - 1].len % fs->blocksize == 0 &&
+	    rl->r[rl->count - 1].pblk + rl->r[rl->count - 1].len /
+	    fs->blocksize == pblk) {
+		rl->r[rl->count - 1].len += len;
+		return 0;
+	}
+	if (grow((void **) &rl->r, &rl->size, rl->count, sizeof(*rl->r))) {
+		rl->retval = EXT2_ET_NO_MEMORY;
+		return BLOCK_ABORT;
+	}
+	rl->r[rl->count].off = off;
+	rl->r[rl->count].len = len;
+	rl->r[rl->count].pblk = pblk;
+	rl->count++;
+	return 0;
+}
+
+static errcode_t feed_hole(struct backup *b, uint64_t len)
+{
+	size_t n;
+
+	while (len) {
+		n = len > sizeof(zero_buf) ? sizeof(zero_buf) : len;
+		if (archive_write_data(b->a, zero_buf, n) != (ssize_t) n)
+			return archive_err(b, entry_path(b));
+		len -= n;
+	}
+	return 0;
+}
+
+static errcode_t write_region(struct backup *b, const struct region *r)
+{
+	ext2_filsys fs = b->fs;
+	uint64_t done = 0, n;
+	blk64_t blocks;
+	errcode_t retval;
+
+	while (done < r->len) {
+		n = r->len - done;
+		if (n > IOBUF_SIZE)
+			n = IOBUF_SIZE;
+		blocks = (n + fs->blocksize - 1) / fs->blocksize;
+		retval = io_channel_read_blk64(fs->io, r->pblk +
+					       done / fs->blocksize,
+					       blocks, b->iobuf);
+		if (retval)
+			return retval;
+		e2cb_sum_add(&b->sum, r->off + done, b->iobuf, n);
+		if (archive_write_data(b->a, b->iobuf, n) != (ssize_t) n)
+			return archive_err(b, entry_path(b));
+		done += n;
+	}
+	b->data_bytes += r->len;
+	return 0;
+}
+
+/* The stored regions, and the size the tar entry must cover */
+static errcode_t map_regions(struct backup *b, ext2_ino_t ino,
+			     struct ext2_inode_large *inode,
+			     struct region_list *rl, uint64_t *tar_size)
+{
+	uint64_t i_size = EXT2_I_SIZE(inode);
+	errcode_t retval;
+
+	memset(rl, 0, sizeof(*rl));
+	if (!(inode->i_flags & EXT4_ENCRYPT_FL))
+		rl->clip = i_size ? i_size : 1;
+	retval = ext2fs_stored_runs_iterate(b->fs, ino,
+					    (struct ext2_inode *) inode,
+					    region_proc, rl);
+	if (!retval)
+		retval = rl->retval;
+	if (retval)
+		return retval;
+	/* an empty unencrypted file keeps nothing of a stray block */
+	if (i_size == 0 && rl->clip)
+		rl->count = 0;
+	*tar_size = i_size;
+	if (rl->count && rl->r[rl->count - 1].off +
+	    rl->r[rl->count - 1].len > *tar_size)
+		*tar_size = rl->r[rl->count - 1].off +
+			    rl->r[rl->count - 1].len;
+	return 0;
+}
+
+static void add_sparse_map(struct archive_entry *e,
+			   const struct region_list *rl, uint64_t tar_size)
+{
+	size_t i;
+
+	if (rl->count == 1 && rl->r[0].off == 0 && rl->r[0].len == tar_size)
+		return;
+	if (rl->count == 0 && tar_size == 0)
+		return;
+	for (i = 0; i < rl->count; i++)
+		archive_entry_sparse_add_entry(e, rl->r[i].off, rl->r[i].len);
+	/* an all-hole file still needs a map, or tar expects its bytes */
+	if (rl->count == 0)
+		archive_entry_sparse_add_entry(e, tar_size, 0);
+}
+
+static errcode_t write_regions(struct backup *b,
+			       const struct region_list *rl)
+{
+	uint64_t pos = 0;
+	errcode_t retval;
+	size_t i;
+
+	for (i = 0; i < rl->count; i++) {
+		retval = feed_hole(b, rl->r[i].off - pos);
+		if (retval)
+			return retval;
+		retval = write_region(b, &rl->r[i]);
+		if (retval)
+			return retval;
+		pos = rl->r[i].off + rl->r[i].len;
+	}
+	return 0;
+}
+
+struct xattr_ctx {
+	struct e2cb_xattr_buf xb;
+	errcode_t retval;
+};
+
+/*
+ * The context (index 9 "c") travels in the 'e5' blob, and inline data
+ * ("system.data") in the entry's data; every other attribute is kept
+ * byte for byte with its index.
+ */
+static int xattr_proc(int index, const char *name, size_t name_len,
+		      const void *value, size_t value_len, void *priv)
+{
+	struct xattr_ctx *xc = priv;
+
+	if (index == EXT4_XATTR_INDEX_ENCRYPTION && name_len == 1 &&
+	    name[0] == 'c')
+		return 0;
+	if (index == 7 && name_len == 4 && memcmp(name, "data", 4) == 0)
+		return 0;
+	xc->retval = e2cb_xattr_buf_add(&xc->xb, index, name, name_len,
+					value, value_len);
+	return xc->retval ? XATTR_ABORT : 0;
+}
+
+static errcode_t add_xattrs(struct backup *b, ext2_ino_t ino,
+			    struct ext2_inode_large *inode,
+			    struct e2cb_inode_rec *r)
+{
+	struct xattr_ctx xc;
+	errcode_t retval;
+
+	memset(&xc, 0, sizeof(xc));
+	retval = ext2fs_xattrs_raw_iterate(b->fs, ino, inode, xattr_proc,
+					   &xc);
+	if (!retval)
+		retval = xc.retval;
+	if (!retval && xc.xb.len) {
+		e2cb_seal(xc.xb.buf, xc.xb.len);
+		archive_entry_xattr_add_entry(b->entry, E2CB_REC_XATTRS,
+					      xc.xb.buf, xc.xb.len + 4);
+		r->rflags |= E2CB_IF_XATTRS;
+	}
+	free(xc.xb.buf);
+	return retval;
+}
+
+/* A symlink's target as stored: inline, in i_block, or in one block */
+static errcode_t read_symlink(struct backup *b, ext2_ino_t ino,
+			      struct ext2_inode_large *inode, char *buf,
+			      size_t *len)
+{
+	uint64_t size = EXT2_I_SIZE(inode);
+	size_t got = 0;
+	errcode_t retval;
+
+	if (size == 0 || size >= b->fs->blocksize)
+		return EXT2_ET_INODE_CORRUPTED;
+	*len = size;
+	if (inode->i_flags & EXT4_INLINE_DATA_FL) {
+		retval = ext2fs_inline_data_size(b->fs, ino, &got);
+		if (!retval && got < size)
+			retval = EXT2_ET_INODE_CORRUPTED;
+		if (!retval)
+			retval = ext2fs_inline_data_get(b->fs, ino,
+					(struct ext2_inode *) inode, buf, &got);
+		return retval;
+	}
+	if (ext2fs_is_fast_symlink((struct ext2_inode *) inode)) {
+		if (size > sizeof(inode->i_block))
+			return EXT2_ET_INODE_CORRUPTED;
+		memcpy(buf, inode->i_block, size);
+		return 0;
+	}
+	if (inode->i_flags & EXT4_EXTENTS_FL) {
+		blk64_t pblk;
+
+		retval = ext2fs_bmap2(b->fs, ino, (struct ext2_inode *) inode,
+				      NULL, 0, 0, NULL, &pblk);
+		if (retval)
+			return retval;
+		if (!pblk)
+			return EXT2_ET_INODE_CORRUPTED;
+		retval = io_channel_read_blk64(b->fs->io, pblk, 1, b->iobuf);
+	} else {
+		if (inode->i_block[0] < b->fs->super->s_first_data_block ||
+		    inode->i_block[0] >= ext2fs_blocks_count(b->fs->super))
+			return EXT2_ET_CRYPT_BLOCK_OUT_OF_RANGE;
+		retval = io_channel_read_blk64(b->fs->io, inode->i_block[0],
+					       1, b->iobuf);
+	}
+	if (retval)
+		return retval;
+	memcpy(buf, b->iobuf, size);
+	return 0;
+}
+
+static errcode_t set_symlink(struct backup *b, ext2_ino_t ino,
+			     struct ext2_inode_large *inode,
+			     struct e2cb_inode_rec *r)
+{
+	char target[EXT2_MAX_BLOCK_SIZE + 4];
+	char *b64;
+	size_t len;
+	errcode_t retval;
+
+	retval = read_symlink(b, ino, inode, target, &len);
+	if (retval)
+		return retval;
+	if (!(inode->i_flags & EXT4_ENCRYPT_FL)) {
+		if (memchr(target, 0, len))
+			return EXT2_ET_INODE_CORRUPTED;
+		target[len] = 0;
+		archive_entry_copy_symlink(b->entry, target);
+		return 0;
+	}
+	/* ciphertext: raw in a record, base64url for tar's eyes */
+	e2cb_seal((uint8_t *) target, len);
+	archive_entry_xattr_add_entry(b->entry, E2CB_REC_SYMLINK, target,
+				      len + 4);
+	r->rflags |= E2CB_IF_SYMLINK;
+	b64 = malloc(E2CB_B64_LEN(len) + 1);
+	if (!b64)
+		return EXT2_ET_NO_MEMORY;
+	b64[e2cb_b64url_encode((uint8_t *) target, len, b64)] = 0;
+	archive_entry_copy_symlink(b->entry, b64);
+	free(b64);
+	return 0;
+}
+
+/* 'e5' (context and i_size) for an encrypted inode; 'ef'/'ed' for a name
+ * in an encrypted directory */
+static errcode_t add_crypt_records(struct backup *b, ext2_ino_t ino,
+				   struct ext2_inode_large *inode,
+				   const struct child *c, int parent_enc,
+				   struct e2cb_inode_rec *r)
+{
+	struct ext4_encrypted_metadata md;
+	__u8 ctx[EXT4_ENCRYPTED_METADATA_MAX];
+	size_t ctx_len = 0;
+	int is_dir = LINUX_S_ISDIR(inode->i_mode);
+	errcode_t retval;
+
+	if (inode->i_flags & EXT4_ENCRYPT_FL) {
+		retval = ext2fs_get_encryption_context(b->fs, ino, inode, ctx,
+						       sizeof(ctx), &ctx_len);
+		if (retval)
+			return retval;
+		retval = ext2fs_encode_metadata_blob(EXT2_I_SIZE(inode), ctx,
+						     ctx_len, &md);
+		if (retval)
+			return retval;
+		archive_entry_xattr_add_entry(b->entry, E2CB_REC_METADATA,
+					      md.metadata, md.len);
+		r->rflags |= E2CB_IF_METADATA;
+	}
+	if (!parent_enc || !c)
+		return 0;
+	/* a directory in an encrypted directory is always encrypted */
+	if (is_dir && !ctx_len)
+		return EXT2_ET_CRYPT_NO_CONTEXT;
+	retval = ext2fs_encode_filename_blob(&c->name, is_dir, inode->i_mode,
+					     ctx, ctx_len, &md);
+	if (retval)
+		return retval;
+	archive_entry_xattr_add_entry(b->entry, E2CB_REC_NAME, md.metadata,
+				      md.len);
+	r->rflags |= E2CB_IF_NAME;
+	if (c->name.has_hash) {
+		r->rflags |= E2CB_IF_DIRENT_HASH;
+		r->dirent_hash = c->name.hash;
+		r->dirent_minor_hash = c->name.minor_hash;
+	}
+	return 0;
+}
+
+static void fill_inode_rec(struct backup *b, ext2_ino_t ino,
+			   struct ext2_inode_large *inode,
+			   struct e2cb_inode_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->ino = ino;
+	r->mode = inode->i_mode;
+	r->uid = inode_uid(*inode);
+	r->gid = inode_gid(*inode);
+	r->links_count = inode->i_links_count;
+	r->size = EXT2_I_SIZE(inode);
+	r->iflags = inode->i_flags;
+	r->generation = inode->i_generation;
+	e2cb_inode_times(inode, EXT2_INODE_SIZE(b->fs->super), r);
+	if (LINUX_S_ISCHR(inode->i_mode) || LINUX_S_ISBLK(inode->i_mode))
+		e2cb_inode_rdev((struct ext2_inode *) inode, &r->rdev_major,
+				&r->rdev_minor);
+}
+
+static void fill_tar_header(struct backup *b, const struct e2cb_inode_rec *r)
+{
+	struct archive_entry *e = b->entry;
+	int type;
+
+	archive_entry_copy_pathname(e, entry_path(b));
+	switch (r->mode & LINUX_S_IFMT) {
+	case LINUX_S_IFDIR: type = AE_IFDIR; break;
+	case LINUX_S_IFLNK: type = AE_IFLNK; break;
+	case LINUX_S_IFCHR: type = AE_IFCHR; break;
+	case LINUX_S_IFBLK: type = AE_IFBLK; break;
+	case LINUX_S_IFIFO: type = AE_IFIFO; break;
+	default: type = AE_IFREG; break;	/* sockets too: tar has none */
+	}
+	archive_entry_set_filetype(e, type);
+	archive_entry_set_perm(e, r->mode & 07777);
+	archive_entry_set_uid(e, r->uid);
+	archive_entry_set_gid(e, r->gid);
+	archive_entry_set_nlink(e, r->links_count);
+	archive_entry_set_atime(e, r->atime.sec, r->atime.nsec);
+	archive_entry_set_mtime(e, r->mtime.sec, r->mtime.nsec);
+	archive_entry_set_ctime(e, r->ctime.sec, r->ctime.nsec);
+	if (r->rflags & E2CB_IF_CRTIME)
+		archive_entry_set_birthtime(e, r->crtime.sec, r->crtime.nsec);
+	if (type == AE_IFCHR || type == AE_IFBLK) {
+		archive_entry_set_rdevmajor(e, r->rdev_major);
+		archive_entry_set_rdevminor(e, r->rdev_minor);
+	}
+	archive_entry_set_size(e, 0);
+}
+
+static void seal_inode_rec(struct backup *b, struct e2cb_inode_rec *r)
+{
+	uint8_t rec[E2CB_INODE_REC_SIZE];
+
+	r->seq = ++b->seq;
+	r->prev_data_bytes = b->sum.bytes;
+	r->prev_data_crc = e2cb_sum_final(&b->sum);
+	r->path_crc = e2cb_crc32c(~0U, entry_path(b),
+				   strlen(entry_path(b)));
+	e2cb_encode_inode(r, rec);
+	archive_entry_xattr_add_entry(b->entry, E2CB_REC_INODE, rec,
+				      sizeof(rec));
+	e2cb_sum_init(&b->sum);
+}
+
+/* Data of a regular file: stored blocks, or the inline data area */
+static errcode_t prepare_data(struct backup *b, ext2_ino_t ino,
+			      struct ext2_inode_large *inode,
+			      struct region_list *rl, char **inline_buf,
+			      size_t *inline_len, struct e2cb_inode_rec *r)
+{
+	uint64_t tar_size = 0;
+	errcode_t retval;
+
+	*inline_buf = NULL;
+	*inline_len = 0;
+	memset(rl, 0, sizeof(*rl));
+	if (!LINUX_S_ISREG(inode->i_mode))
+		return 0;
+	if (!(inode->i_flags & EXT4_INLINE_DATA_FL)) {
+		retval = map_regions(b, ino, inode, rl, &tar_size);
+		if (retval)
+			return retval;
+		/* libarchive checks the map against the size: size first */
+		archive_entry_set_size(b->entry, tar_size);
+		add_sparse_map(b->entry, rl, tar_size);
+		return 0;
+	}
+	retval = ext2fs_inline_data_size(b->fs, ino, inline_len);
+	if (retval)
+		return retval;
+	if (*inline_len > EXT2_I_SIZE(inode))
+		*inline_len = EXT2_I_SIZE(inode);
+	retval = ext2fs_get_mem(*inline_len + 4096, inline_buf);
+	if (retval)
+		return retval;
+	retval = ext2fs_inline_data_get(b->fs, ino, (struct ext2_inode *) inode,
+					*inline_buf, NULL);
+	if (retval)
+		return retval;
+	r->rflags |= E2CB_IF_INLINE;
+	archive_entry_set_size(b->entry, EXT2_I_SIZE(inode));
+	return 0;
+}
+
+static errcode_t write_inline(struct backup *b, const char *buf, size_t len,
+			      uint64_t size)
+{
+	uint64_t pos;
+	size_t n;
+
+	e2cb_sum_add(&b->sum, 0, buf, len);
+	if (len && archive_write_data(b->a, buf, len) != (ssize_t) len)
+		return archive_err(b, entry_path(b));
+	/* i_size past the inline area reads as zeros */
+	for (pos = len; pos < size; pos += n) {
+		n = size - pos > sizeof(zero_buf) ? sizeof(zero_buf) :
+			size - pos;
+		e2cb_sum_add(&b->sum, pos, zero_buf, n);
+		if (archive_write_data(b->a, zero_buf, n) != (ssize_t) n)
+			return archive_err(b, entry_path(b));
+	}
+	b->data_bytes += size;
+	return 0;
+}
+
+static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
+			    struct ext2_inode_large *dir_inode, int depth);
+
+/* Skipped entries are reported and counted; the trailer says so. */
+static void skip_entry(struct backup *b, ext2_ino_t ino, errcode_t err,
+		       const char *what)
+{
+	com_err(program_name, err, "while %s inode %u (%s); skipped", what,
+		ino, entry_path(b));
+	b->skipped++;
+}
+
+/*
+ * Write one entry.  Returns an error only for failures that end the
+ * backup (the archive cannot be written); damage in the source is
+ * reported and skipped.
+ */
+static errcode_t backup_one(struct backup *b, ext2_ino_t ino,
+			    const struct child *c, int parent_enc, int depth)
+{
+	struct ext2_inode_large *inode;
+	struct e2cb_inode_rec r;
+	struct region_list rl;
+	const char *first;
+	char *inline_buf = NULL;
+	size_t inline_len = 0;
+	size_t isize = EXT2_INODE_SIZE(b->fs->super);
+	errcode_t retval, fatal = 0;
+
+	retval = ext2fs_get_memzero(isize, &inode);
+	if (retval)
+		return retval;
+	memset(&rl, 0, sizeof(rl));
+	retval = ext2fs_read_inode_full(b->fs, ino,
+					(struct ext2_inode *) inode, isize);
+	if (retval) {
+		skip_entry(b, ino, retval, "reading");
+		goto out;
+	}
+	archive_entry_clear(b->entry);
+	fill_inode_rec(b, ino, inode, &r);
+	fill_tar_header(b, &r);
+
+	first = NULL;
+	if (!LINUX_S_ISDIR(inode->i_mode) && inode->i_links_count > 1)
+		first = link_lookup(&b->links, ino);
+	if (first) {
+		/* a further name: tar hard link, data stays at the first */
+		r.rflags |= E2CB_IF_HARDLINK;
+		archive_entry_copy_hardlink(b->entry, first);
+		archive_entry_set_size(b->entry, 0);
+		retval = add_crypt_records(b, ino, inode, c, parent_enc, &r);
+		if (retval) {
+			skip_entry(b, ino, retval, "reading the name of");
+			goto out;
+		}
+		goto write_header;
+	}
+
+	retval = add_crypt_records(b, ino, inode, c, parent_enc, &r);
+	if (!retval)
+		retval = add_xattrs(b, ino, inode, &r);
+	if (!retval && LINUX_S_ISLNK(inode->i_mode))
+		retval = set_symlink(b, ino, inode, &r);
+	if (!retval)
+		retval = prepare_data(b, ino, inode, &rl, &inline_buf,
+				      &inline_len, &r);
+	if (retval) {
+		skip_entry(b, ino, retval, "reading");
+		goto out;
+	}
+	if (!LINUX_S_ISDIR(inode->i_mode) && inode->i_links_count > 1) {
+		fatal = link_insert(&b->links, ino, entry_path(b));
+		if (fatal)
+			goto out;
+	}
+	b->inodes++;
+	if (inode->i_flags & EXT4_ENCRYPT_FL)
+		b->encrypted++;
+
+write_header:
+	seal_inode_rec(b, &r);
+	if (archive_write_header(b->a, b->entry) < ARCHIVE_WARN) {
+		fatal = archive_err(b, entry_path(b));
+		goto out;
+	}
+	b->entries++;
+	if (r.rflags & E2CB_IF_INLINE)
+		fatal = write_inline(b, inline_buf, inline_len, r.size);
+	else if (!(r.rflags & E2CB_IF_HARDLINK))
+		fatal = write_regions(b, &rl);
+	if (fatal) {
+		if (fatal != EXT2_ET_SHORT_WRITE) {
+			com_err(program_name, fatal,
+				"while reading the data of inode %u (%s)",
+				ino, entry_path(b));
+		}
+		goto out;
+	}
+	show_progress(b, 0);
+	if (LINUX_S_ISDIR(inode->i_mode))
+		fatal = backup_dir(b, ino, inode, depth + 1);
+out:
+	free(rl.r);
+	ext2fs_free_mem(&inline_buf);
+	ext2fs_free_mem(&inode);
+	return fatal;
+}
+
+static int collect_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
+			int entry EXT2FS_ATTR((unused)),
+			struct ext2_dir_entry *de,
+			int offset EXT2FS_ATTR((unused)), int blocksize,
+			char *buf EXT2FS_ATTR((unused)), void *priv)
+{
+	struct child_list *cl = priv;
+	int len = ext2fs_dirent_name_len(de);
+	struct child *c;
+
+	if (de->name[0] == '.' && (len == 1 || (len == 2 &&
+						de->name[1] == '.')))
+		return 0;
+	if (grow((void **) &cl->c, &cl->size, cl->count, sizeof(*cl->c))) {
+		cl->retval = EXT2_ET_NO_MEMORY;
+		return DIRENT_ABORT;
+	}
+	c = &cl->c[cl->count];
+	c->ino = de->inode;
+	cl->retval = ext2fs_dirent_encrypted_name(cl->fs, &cl->dir, de,
+						  blocksize, &c->name);
+	if (cl->retval)
+		return DIRENT_ABORT;
+	cl->count++;
+	return 0;
+}
+
+/* Path component: raw bytes, or base64url inside an encrypted dir */
+static errcode_t push_child_path(struct backup *b, const struct child *c,
+				 int parent_enc)
+{
+	char comp[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
+	size_t len;
+
+	if (parent_enc) {
+		len = e2cb_b64url_encode(c->name.name, c->name.name_len, comp);
+		return path_push(b, comp, len);
+	}
+	if (memchr(c->name.name, '/', c->name.name_len) ||
+	    memchr(c->name.name, 0, c->name.name_len))
+		return EXT2_ET_DIR_CORRUPTED;
+	return path_push(b, (const char *) c->name.name, c->name.name_len);
+}
+
+static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
+			    struct ext2_inode_large *dir_inode, int depth)
+{
+	struct child_list cl;
+	int parent_enc = !!(dir_inode->i_flags & EXT4_ENCRYPT_FL);
+	size_t i, old_len = b->path_len;
+	errcode_t retval = 0;
+
+	if (ext2fs_fast_test_inode_bitmap2(b->dirs_seen, dir)) {
+		fprintf(stderr, "%s: directory inode %u (%s) is reached "
+			"twice (a loop in the directory tree); skipped\n",
+			program_name, dir, entry_path(b));
+		b->skipped++;
+		return 0;
+	}
+	ext2fs_fast_mark_inode_bitmap2(b->dirs_seen, dir);
+	if (depth > MAX_DEPTH) {
+		fprintf(stderr, "%s: %s is nested deeper than %d levels; "
+			"skipped\n", program_name, entry_path(b), MAX_DEPTH);
+		b->skipped++;
+		return 0;
+	}
+	memset(&cl, 0, sizeof(cl));
+	cl.fs = b->fs;
+	memcpy(&cl.dir, dir_inode, sizeof(cl.dir));
+	retval = ext2fs_dir_iterate2(b->fs, dir, 0, NULL, collect_proc, &cl);
+	if (!retval)
+		retval = cl.retval;
+	if (retval) {
+		skip_entry(b, dir, retval, "reading directory");
+		retval = 0;
+		/* what was read before the damage is still backed up */
+	}
+	for (i = 0; i < cl.count && !retval; i++) {
+		if (!cl.c[i].ino ||
+		    cl.c[i].ino > b->fs->super->s_inodes_count) {
+			fprintf(stderr, "%s: %s: entry with bad inode number "
+				"%u; skipped\n", program_name, entry_path(b),
+				cl.c[i].ino);
+			b->skipped++;
+			continue;
+		}
+		if (push_child_path(b, &cl.c[i], parent_enc)) {
+			fprintf(stderr, "%s: %s: entry with '/' or NUL in "
+				"its name; skipped\n", program_name,
+				entry_path(b));
+			b->skipped++;
+			continue;
+		}
+		retval = backup_one(b, cl.c[i].ino, &cl.c[i], parent_enc,
+				    depth);
+		path_pop(b, old_len);
+	}
+	free(cl.c);
+	return retval;
+}
+
+static errcode_t write_header_entry(struct backup *b, const char *src_path)
+{
+	struct ext2_super_block *sb = b->fs->super;
+	struct e2cb_header h;
+	uint8_t buf[E2CB_HEADER_FIXED + sizeof(h.source_path) + 4];
+	size_t len;
+
+	memset(&h, 0, sizeof(h));
+	h.block_size = b->fs->blocksize;
+	memcpy(h.uuid, sb->s_uuid, 16);
+	h.feature_compat = sb->s_feature_compat;
+	h.feature_incompat = sb->s_feature_incompat;
+	h.feature_ro_compat = sb->s_feature_ro_compat;
+	memcpy(h.hash_seed, sb->s_hash_seed, 16);
+	h.def_hash_version = sb->s_def_hash_version;
+	memcpy(h.encrypt_pw_salt, sb->s_encrypt_pw_salt, 16);
+	h.encoding = sb->s_encoding;
+	h.encoding_flags = sb->s_encoding_flags;
+	h.inode_size = EXT2_INODE_SIZE(sb);
+	h.created = time(NULL);
+	snprintf(h.tool_version, sizeof(h.tool_version), "e2cryptbak %s",
+		 E2CRYPTBAK_VERSION);
+	h.source_path_len = strlen(src_path);
+	if (h.source_path_len >= sizeof(h.source_path))
+		return EXT2_ET_NO_MEMORY;
+	memcpy(h.source_path, src_path, h.source_path_len);
+	len = e2cb_encode_header(&h, buf, sizeof(buf));
+
+	archive_entry_clear(b->entry);
+	archive_entry_copy_pathname(b->entry, E2CB_HEADER_PATH);
+	archive_entry_set_filetype(b->entry, AE_IFREG);
+	archive_entry_set_perm(b->entry, 0444);
+	archive_entry_set_mtime(b->entry, h.created, 0);
+	archive_entry_set_size(b->entry, 0);
+	archive_entry_xattr_add_entry(b->entry, E2CB_REC_HEADER, buf, len);
+	if (archive_write_header(b->a, b->entry) < ARCHIVE_WARN)
+		return archive_err(b, "the archive header");
+	return 0;
+}
+
+static errcode_t write_trailer_entry(struct backup *b)
+{
+	struct e2cb_trailer t;
+	uint8_t buf[E2CB_TRAILER_REC_SIZE];
+
+	memset(&t, 0, sizeof(t));
+	t.seq = ++b->seq;
+	t.tflags = b->skipped ? E2CB_TF_INCOMPLETE : 0;
+	t.prev_data_bytes = b->sum.bytes;
+	t.prev_data_crc = e2cb_sum_final(&b->sum);
+	t.entries = b->entries;
+	t.inodes = b->inodes;
+	t.encrypted = b->encrypted;
+	t.data_bytes = b->data_bytes;
+	t.skipped = b->skipped;
+	e2cb_encode_trailer(&t, buf);
+
+	archive_entry_clear(b->entry);
+	archive_entry_copy_pathname(b->entry, E2CB_TRAILER_PATH);
+	archive_entry_set_filetype(b->entry, AE_IFREG);
+	archive_entry_set_perm(b->entry, 0444);
+	archive_entry_set_mtime(b->entry, time(NULL), 0);
+	archive_entry_set_size(b->entry, 0);
+	archive_entry_xattr_add_entry(b->entry, E2CB_REC_TRAILER, buf,
+				      sizeof(buf));
+	if (archive_write_header(b->a, b->entry) < ARCHIVE_WARN)
+		return archive_err(b, "the archive trailer");
+	return 0;
+}
+
+struct lookup {
+	const uint8_t *name;
+	size_t len;
+	ext2_ino_t ino;
+};
+
+static int lookup_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
+			int entry EXT2FS_ATTR((unused)),
+			struct ext2_dir_entry *de,
+		       int offset EXT2FS_ATTR((unused)),
+		       int blocksize EXT2FS_ATTR((unused)),
+		       char *buf EXT2FS_ATTR((unused)), void *priv)
+{
+	struct lookup *l = priv;
+
+	if ((size_t) ext2fs_dirent_name_len(de) != l->len ||
+	    memcmp(de->name, l->name, l->len))
+		return 0;
+	l->ino = de->inode;
+	return DIRENT_ABORT;
+}
+
+/*
+ * Resolve @path from the root.  Inside an encrypted directory a
+ * component is the base64url of the raw name, as `e2cryptbak list`
+ * shows it; no string function sees the decoded bytes.
+ */
+static errcode_t resolve_path(ext2_filsys fs, const char *path,
+			      ext2_ino_t *ret)
+{
+	uint8_t raw[EXT2_NAME_LEN];
+	struct ext2_inode inode;
+	struct lookup l;
+	const char *p = path, *end;
+	ext2_ino_t ino = EXT2_ROOT_INO;
+	errcode_t retval;
+
+	while (*p) {
+		for (; *p == '/'; p++)
+			;
+		if (!*p)
+			break;
+		end = strchr(p, '/');
+		if (!end)
+			end = p + strlen(p);
+		retval = ext2fs_read_inode(fs, ino, &inode);
+		if (retval)
+			return retval;
+		if (!LINUX_S_ISDIR(inode.i_mode))
+			return EXT2_ET_NO_DIRECTORY;
+		l.name = (const uint8_t *) p;
+		l.len = end - p;
+		if (inode.i_flags & EXT4_ENCRYPT_FL) {
+			if (e2cb_b64url_decode(p, end - p, raw, sizeof(raw),
+					       &l.len))
+				return EXT2_ET_FILE_NOT_FOUND;
+			l.name = raw;
+		}
+		l.ino = 0;
+		retval = ext2fs_dir_iterate2(fs, ino, 0, NULL, lookup_proc,
+					     &l);
+		if (retval)
+			return retval;
+		if (!l.ino)
+			return EXT2_ET_FILE_NOT_FOUND;
+		ino = l.ino;
+		p = end;
+	}
+	*ret = ino;
+	return 0;
+}
+
+static errcode_t open_output(struct backup *b,
+			     const struct e2cb_backup_opts *opts, int fd)
+{
+	int r = ARCHIVE_OK;
+
+	b->a = archive_write_new();
+	if (!b->a)
+		return EXT2_ET_NO_MEMORY;
+	archive_write_set_format_pax_restricted(b->a);
+	/* SCHILY.xattr is what GNU tar and bsdtar both understand */
+	archive_write_set_format_option(b->a, "pax", "xattrheader", "SCHILY");
+	archive_write_set_bytes_per_block(b->a, 10240);
+	if (!opts->compress)
+		r = ARCHIVE_OK;
+	else if (!strcmp(opts->compress, "gzip"))
+		r = archive_write_add_filter_gzip(b->a);
+	else if (!strcmp(opts->compress, "zstd"))
+		r = archive_write_add_filter_zstd(b->a);
+	else if (!strcmp(opts->compress, "xz"))
+		r = archive_write_add_filter_xz(b->a);
+	if (r != ARCHIVE_OK)
+		return archive_err(b, opts->compress);
+	if (archive_write_open_fd(b->a, fd) != ARCHIVE_OK)
+		return archive_err(b, opts->output);
+	b->entry = archive_entry_new();
+	return b->entry ? 0 : EXT2_ET_NO_MEMORY;
+}
+
+static errcode_t backup_walk(struct backup *b, const char *src_path)
+{
+	ext2_ino_t root;
+	errcode_t retval;
+
+	retval = resolve_path(b->fs, src_path, &root);
+	if (retval) {
+		com_err(program_name, retval, "while looking up %s",
+			src_path);
+		return retval;
+	}
+	retval = ext2fs_allocate_inode_bitmap(b->fs, "directories seen",
+					      &b->dirs_seen);
+	if (retval)
+		return retval;
+	b->iobuf = malloc(IOBUF_SIZE);
+	if (!b->iobuf)
+		return EXT2_ET_NO_MEMORY;
+	e2cb_sum_init(&b->sum);
+	b->inodes_total = b->fs->super->s_inodes_count -
+			  b->fs->super->s_free_inodes_count;
+	retval = write_header_entry(b, src_path);
+	if (retval)
+		return retval;
+	retval = backup_one(b, root, NULL, 0, 0);
+	if (retval)
+		return retval;
+	return write_trailer_entry(b);
+}
+
+static void backup_free(struct backup *b)
+{
+	if (b->entry)
+		archive_entry_free(b->entry);
+	if (b->a)
+		archive_write_free(b->a);
+	if (b->dirs_seen)
+		ext2fs_free_inode_bitmap(b->dirs_seen);
+	link_free(&b->links);
+	free(b->iobuf);
+	free(b->path);
+	if (b->fs)
+		ext2fs_close_free(&b->fs);
+}
+
+/*
+ * The archive goes to a temporary file beside its destination and takes
+ * the final name only when whole, so an interrupted backup never leaves
+ * a file that looks like an archive.
+ */
+static int open_dest(const struct e2cb_backup_opts *opts, char **tmp_name)
+{
+	int fd;
+
+	*tmp_name = NULL;
+	if (!strcmp(opts->output, "-")) {
+		if (isatty(1)) {
+			fprintf(stderr, "%s: refusing to write an archive to "
+				"a terminal; use -o FILE or a pipe\n",
+				program_name);
+			return -1;
+		}
+		return 1;
+	}
+	if (asprintf(tmp_name, "%s.tmpXXXXXX", opts->output) < 0)
+		return -1;
+	fd = mkstemp(*tmp_name);
+	if (fd < 0) {
+		com_err(program_name, errno, "while creating %s",
+			opts->output);
+		free(*tmp_name);
+		*tmp_name = NULL;
+		return -1;
+	}
+	fchmod(fd, 0600);
+	return fd;
+}
+
+static int finish_dest(const struct e2cb_backup_opts *opts, char *tmp_name,
+		       int fd, int ok)
+{
+	if (!tmp_name)
+		return ok;
+	if (ok && fsync(fd) < 0) {
+		com_err(program_name, errno, "while writing %s", opts->output);
+		ok = 0;
+	}
+	close(fd);
+	if (ok && rename(tmp_name, opts->output) < 0) {
+		com_err(program_name, errno, "while renaming %s to %s",
+			tmp_name, opts->output);
+		ok = 0;
+	}
+	if (!ok)
+		unlink(tmp_name);
+	free(tmp_name);
+	return ok;
+}
+
+int e2cb_backup(const struct e2cb_backup_opts *opts)
+{
+	struct backup b;
+	struct timespec t0, t1;
+	char *tmp_name;
+	double secs;
+	errcode_t retval;
+	int fd, ok;
+	FILE *out;
+
+	memset(&b, 0, sizeof(b));
+	b.progress = opts->progress;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (e2cb_open_fs(opts->device, 0, &b.fs))
+		return E2CB_EXIT_ERROR;
+	fd = open_dest(opts, &tmp_name);
+	if (fd < 0) {
+		backup_free(&b);
+		return E2CB_EXIT_ERROR;
+	}
+	retval = open_output(&b, opts, fd);
+	if (!retval)
+		retval = backup_walk(&b, opts->path);
+	if (!retval && archive_write_close(b.a) != ARCHIVE_OK)
+		retval = archive_err(&b, opts->output);
+	show_progress(&b, 1);
+	ok = finish_dest(opts, tmp_name, fd, retval == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	out = strcmp(opts->output, "-") ? stdout : stderr;
+	if (ok)
+		fprintf(out, "%s: %llu inodes (%llu encrypted), %llu entries, "
+			"%llu data bytes in %.2fs%s\n", opts->device,
+			(unsigned long long) b.inodes,
+			(unsigned long long) b.encrypted,
+			(unsigned long long) b.entries,
+			(unsigned long long) b.data_bytes, secs,
+			b.skipped ? "; INCOMPLETE" : "");
+	if (ok && b.skipped)
+		fprintf(stderr, "%s: %llu entries could not be read and are "
+			"missing from the archive (marked incomplete)\n",
+			program_name, (unsigned long long) b.skipped);
+	backup_free(&b);
+	if (!ok)
+		return E2CB_EXIT_ERROR;
+	return b.skipped ? E2CB_EXIT_INCOMPLETE : E2CB_EXIT_OK;
+}

@@ -1,0 +1,136 @@
+/*
+ * e2cryptbak.c --- back up fscrypt-encrypted ext4 without the key
+ *
+ * Copyright (C) 2026 The e2cryptbak authors
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <getopt.h>
+#include <et/com_err.h>
+#include "e2cryptbak.h"
+
+const char *program_name = "e2cryptbak";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: %s backup [-p] [-o ARCHIVE|-] [-Z gzip|zstd|xz] DEVICE [PATH]\n"
+"       %s list [-l] ARCHIVE|-\n"
+"       %s verify ARCHIVE|-\n"
+"       %s -V | --help\n"
+"\n"
+"backup   archive an unmounted ext4 filesystem (or the subtree PATH) with\n"
+"         its encrypted files as ciphertext: no key needed\n"
+"list     list an archive; encrypted names appear as base64url\n"
+"verify   check every checksum of an archive\n"
+"\n"
+"See e2cryptbak(8).\n", program_name, program_name, program_name,
+		program_name);
+}
+
+static int usage_error(const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "%s: %s\n", program_name, msg);
+	usage(stderr);
+	return E2CB_EXIT_USAGE;
+}
+
+static int cmd_backup(int argc, char **argv)
+{
+	struct e2cb_backup_opts opts;
+	int c;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.path = "/";
+	while ((c = getopt(argc, argv, "po:Z:")) != EOF) {
+		switch (c) {
+		case 'p':
+			opts.progress = 1;
+			break;
+		case 'o':
+			opts.output = optarg;
+			break;
+		case 'Z':
+			if (strcmp(optarg, "gzip") && strcmp(optarg, "zstd") &&
+			    strcmp(optarg, "xz"))
+				return usage_error("-Z takes gzip, zstd "
+						   "or xz");
+			opts.compress = optarg;
+			break;
+		default:
+			return usage_error(NULL);
+		}
+	}
+	if (optind >= argc || argc - optind > 2)
+		return usage_error("backup needs a DEVICE and at most a "
+				   "PATH");
+	if (!opts.output)
+		return usage_error("backup needs -o ARCHIVE (or -o - for "
+				   "standard output)");
+	opts.device = argv[optind];
+	if (optind + 1 < argc)
+		opts.path = argv[optind + 1];
+	return e2cb_backup(&opts);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	int c, long_format = 0;
+
+	while ((c = getopt(argc, argv, "l")) != EOF) {
+		if (c != 'l')
+			return usage_error(NULL);
+		long_format = 1;
+	}
+	if (argc - optind != 1)
+		return usage_error("list needs one ARCHIVE");
+	return e2cb_list(argv[optind], long_format);
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+	if (getopt(argc, argv, "") != EOF)
+		return usage_error(NULL);
+	if (argc - optind != 1)
+		return usage_error("verify needs one ARCHIVE");
+	return e2cb_verify(argv[optind]);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "backup", cmd_backup },
+		{ "list", cmd_list },
+		{ "verify", cmd_verify },
+	};
+	size_t i;
+
+	add_error_table(&et_ext2_error_table);
+	add_error_table(&et_e4cr_error_table);
+	if (argc < 2)
+		return usage_error("no command given");
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("e2cryptbak %s (%s)\n", E2CRYPTBAK_VERSION,
+		       E2CRYPTBAK_DATE);
+		return E2CB_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return E2CB_EXIT_OK;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "%s: unknown command '%s'\n", program_name, argv[1]);
+	return usage_error(NULL);
+}

@@ -1,0 +1,47 @@
+/*
+ * e2cryptbak.h --- declarations shared by the e2cryptbak commands
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#ifndef E2CRYPTBAK_H
+#define E2CRYPTBAK_H
+
+#include <ext2fs/ext2fs.h>
+#include "archive.h"
+
+/* exit codes, in the spirit of e2fsck's */
+#define E2CB_EXIT_OK		0
+#define E2CB_EXIT_INCOMPLETE	1	/* done, but entries were skipped */
+#define E2CB_EXIT_DAMAGED	4	/* verify: the archive is damaged */
+#define E2CB_EXIT_ERROR		8	/* operational error */
+#define E2CB_EXIT_USAGE		16	/* usage or syntax error */
+
+extern const char *program_name;
+
+struct e2cb_backup_opts {
+	const char *device;
+	const char *output;		/* "-" for stdout */
+	const char *path;		/* subtree, default "/" */
+	const char *compress;		/* NULL, gzip, zstd or xz */
+	int progress;
+};
+
+extern int e2cb_backup(const struct e2cb_backup_opts *opts);
+extern int e2cb_list(const char *archive_name, int long_format);
+extern int e2cb_verify(const char *archive_name);
+
+/* util.c */
+extern errcode_t e2cb_open_fs(const char *device, int flags,
+			      ext2_filsys *ret_fs);
+extern void e2cb_inode_times(const struct ext2_inode_large *inode,
+			     size_t inode_size, struct e2cb_inode_rec *r);
+extern void e2cb_inode_rdev(const struct ext2_inode *inode,
+			    uint32_t *major, uint32_t *minor);
+extern const char *e2cb_mode_name(int mode);
+extern void e2cb_uuid_string(const uint8_t *uuid, char *out);
+extern void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,
+			       size_t bufsize);
+
+#endif /* E2CRYPTBAK_H */

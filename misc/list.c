@@ -1,0 +1,145 @@
+/*
+ * list.c --- e2cryptbak list and verify
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <et/com_err.h>
+#include "e2cryptbak.h"
+
+static void mode_string(uint32_t mode, char *s)
+{
+	static const char types[] = "?pc?d?b?-?l?s???";
+	static const char rwx[] = "rwxrwxrwx";
+	int i;
+
+	s[0] = types[(mode >> 12) & 15];
+	for (i = 0; i < 9; i++)
+		s[i + 1] = (mode & (0400 >> i)) ? rwx[i] : '-';
+	if (mode & 04000)
+		s[3] = (mode & 0100) ? 's' : 'S';
+	if (mode & 02000)
+		s[6] = (mode & 010) ? 's' : 'S';
+	if (mode & 01000)
+		s[9] = (mode & 01) ? 't' : 'T';
+	s[10] = 0;
+}
+
+static void print_entry(const struct e2cb_entry *e, int long_format)
+{
+	char mode[11], policy[160];
+
+	if (long_format) {
+		mode_string(e->rec.mode, mode);
+		printf("%s %6u/%-6u %12llu ", mode, e->rec.uid, e->rec.gid,
+		       (unsigned long long) e->rec.size);
+	}
+	fputs(e->path, stdout);
+	if (e->rec.rflags & E2CB_IF_HARDLINK)
+		printf(" link to %s", e->linkname);
+	else if (LINUX_S_ISLNK(e->rec.mode) && e->linkname)
+		printf(" -> %s", e->linkname);
+	if (e->rec.rflags & E2CB_IF_NAME)
+		fputs(" [encrypted]", stdout);
+	if (long_format && e->ctx) {
+		e2cb_format_policy(e->ctx, e->ctx_len, policy,
+				   sizeof(policy));
+		printf(" {%s}", policy);
+	}
+	putchar('\n');
+}
+
+static int open_reader(const char *name, int flags, struct e2cb_reader **r)
+{
+	errcode_t retval = e2cb_reader_open(name, flags, r);
+
+	if (!retval)
+		return 0;
+	if (retval == EXT2_ET_CRYPT_BAD_BLOB) {
+		fprintf(stderr, "%s: %s: %s\n", program_name, name,
+			e2cb_reader_error(*r));
+		return E2CB_EXIT_DAMAGED;
+	}
+	fprintf(stderr, "%s: %s\n", program_name, e2cb_reader_error(*r));
+	return E2CB_EXIT_ERROR;
+}
+
+int e2cb_list(const char *name, int long_format)
+{
+	struct e2cb_reader *r = NULL;
+	struct e2cb_entry *e;
+	int ret;
+
+	ret = open_reader(name, 0, &r);
+	if (ret)
+		goto out;
+	while ((ret = e2cb_reader_next(r, &e)) == 0)
+		print_entry(e, long_format);
+	if (ret < 0) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s: %s\n", program_name, name,
+			e2cb_reader_error(r));
+		ret = E2CB_EXIT_DAMAGED;
+		goto out;
+	}
+	ret = E2CB_EXIT_OK;
+out:
+	e2cb_reader_close(r);
+	return ret;
+}
+
+static void print_verified(const char *name, struct e2cb_reader *r)
+{
+	const struct e2cb_header *h = e2cb_reader_header(r);
+	const struct e2cb_trailer *t = e2cb_reader_trailer(r);
+	char uuid[37], when[64];
+	time_t created = h->created;
+
+	e2cb_uuid_string(h->uuid, uuid);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC",
+		 gmtime(&created));
+	printf("%s: intact: %llu entries, %llu inodes (%llu encrypted), "
+	       "%llu data bytes\n", name, (unsigned long long) t->entries,
+	       (unsigned long long) t->inodes,
+	       (unsigned long long) t->encrypted,
+	       (unsigned long long) t->data_bytes);
+	printf("%s: made %s by %s from filesystem %s, path %.*s, "
+	       "block size %u\n", name, when, h->tool_version, uuid,
+	       (int) h->source_path_len, h->source_path, h->block_size);
+}
+
+int e2cb_verify(const char *name)
+{
+	struct e2cb_reader *r = NULL;
+	struct e2cb_entry *e;
+	int ret;
+
+	ret = open_reader(name, E2CB_READ_DATA, &r);
+	if (ret)
+		goto out;
+	while ((ret = e2cb_reader_next(r, &e)) == 0)
+		;
+	if (ret < 0) {
+		fprintf(stderr, "%s: %s: damaged: %s\n", program_name, name,
+			e2cb_reader_error(r));
+		ret = E2CB_EXIT_DAMAGED;
+		goto out;
+	}
+	print_verified(name, r);
+	ret = E2CB_EXIT_OK;
+	if (e2cb_reader_trailer(r)->tflags & E2CB_TF_INCOMPLETE) {
+		fprintf(stderr, "%s: %s: the backup is incomplete: %llu "
+			"entries could not be read from the source\n",
+			program_name, name, (unsigned long long)
+			e2cb_reader_trailer(r)->skipped);
+		ret = E2CB_EXIT_INCOMPLETE;
+	}
+out:
+	e2cb_reader_close(r);
+	return ret;
+}

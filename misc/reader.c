@@ -1,0 +1,501 @@
+/*
+ * reader.c --- read and check an e2cryptbak archive, entry by entry
+ *
+ * Every check that the format allows is made here, once, for all the
+ * commands that read archives: record checksums, the sequence numbers
+ * that reveal lost or reordered entries, the path each record was
+ * written for, the data sum that the next entry carries, and the trailer
+ * that proves the archive is whole.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include "e2cryptbak.h"
+
+struct e2cb_reader {
+	struct archive *a;
+	struct archive_entry *ae;
+	int flags;
+	struct e2cb_header hdr;
+	struct e2cb_trailer trailer;
+	struct e2cb_entry cur;
+	struct e2cb_data_sum sum;	/* of the current entry's data */
+	int data_done;			/* current entry's data consumed */
+	uint32_t next_seq;
+	uint64_t entries, inodes, encrypted, data_bytes;
+	char *path;
+	size_t path_size;
+	char err[1024];
+};
+
+static int damage(struct e2cb_reader *r, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->cur.path)
+		snprintf(r->err, sizeof(r->err), "entry %llu (%s): %s",
+			 (unsigned long long) r->cur.index, r->cur.path, msg);
+	else
+		snprintf(r->err, sizeof(r->err), "%s", msg);
+	return -1;
+}
+
+const char *e2cb_reader_error(struct e2cb_reader *r)
+{
+	return r->err;
+}
+
+const struct e2cb_header *e2cb_reader_header(struct e2cb_reader *r)
+{
+	return &r->hdr;
+}
+
+const struct e2cb_trailer *e2cb_reader_trailer(struct e2cb_reader *r)
+{
+	return &r->trailer;
+}
+
+/* The value of record @name, or NULL; a record given twice is damage. */
+static const void *find_rec(struct e2cb_reader *r, const char *name,
+			    size_t *len, int *dup)
+{
+	const char *n;
+	const void *v, *found = NULL;
+	size_t s;
+
+	archive_entry_xattr_reset(r->ae);
+	while (archive_entry_xattr_next(r->ae, &n, &v, &s) == ARCHIVE_OK) {
+		if (strcmp(n, name))
+			continue;
+		if (found)
+			*dup = 1;
+		found = v;
+		*len = s;
+	}
+	return found;
+}
+
+/* Any record we do not know is a sign of damage or of a newer format. */
+static int check_rec_names(struct e2cb_reader *r)
+{
+	static const char *const known[] = {
+		E2CB_REC_HEADER, E2CB_REC_TRAILER, E2CB_REC_INODE,
+		E2CB_REC_METADATA, E2CB_REC_NAME, E2CB_REC_XATTRS,
+		E2CB_REC_SYMLINK, NULL
+	};
+	const char *n;
+	const void *v;
+	size_t s;
+	int i;
+
+	archive_entry_xattr_reset(r->ae);
+	while (archive_entry_xattr_next(r->ae, &n, &v, &s) == ARCHIVE_OK) {
+		for (i = 0; known[i] && strcmp(n, known[i]); i++)
+			;
+		if (!known[i])
+			return damage(r, "unknown record '%s'", n);
+	}
+	return 0;
+}
+
+static int next_tar_header(struct e2cb_reader *r, const char *what)
+{
+	int ret = archive_read_next_header2(r->a, r->ae);
+
+	if (ret == ARCHIVE_EOF)
+		return damage(r, "the archive ends before %s: it is "
+			      "truncated", what);
+	if (ret < ARCHIVE_WARN)
+		return damage(r, "while reading %s: %s", what,
+			      archive_error_string(r->a));
+	return 0;
+}
+
+static errcode_t open_archive(struct e2cb_reader *r, const char *name)
+{
+	int ret;
+
+	r->a = archive_read_new();
+	r->ae = archive_entry_new();
+	if (!r->a || !r->ae)
+		return EXT2_ET_NO_MEMORY;
+	archive_read_support_format_tar(r->a);
+	archive_read_support_filter_all(r->a);
+	if (!strcmp(name, "-"))
+		ret = archive_read_open_fd(r->a, 0, 65536);
+	else
+		ret = archive_read_open_filename(r->a, name, 65536);
+	if (ret != ARCHIVE_OK) {
+		snprintf(r->err, sizeof(r->err), "cannot open %s: %s", name,
+			 archive_error_string(r->a));
+		return EXT2_ET_FILE_NOT_FOUND;
+	}
+	return 0;
+}
+
+static int read_header(struct e2cb_reader *r)
+{
+	const void *v;
+	size_t len = 0;
+	int dup = 0;
+	errcode_t err;
+
+	if (next_tar_header(r, "its header"))
+		return -1;
+	v = find_rec(r, E2CB_REC_HEADER, &len, &dup);
+	if (!v || dup)
+		return damage(r, "not an e2cryptbak archive (the first "
+			      "entry has no %s record)", E2CB_REC_HEADER);
+	err = e2cb_decode_header(v, len, &r->hdr);
+	if (err == EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION)
+		return damage(r, "archive format version %u is not "
+			      "supported (this is %u)",
+			      ((const uint8_t *) v)[4], E2CB_FORMAT_VERSION);
+	if (err)
+		return damage(r, "the archive header is damaged (%s)",
+			      error_message(err));
+	r->next_seq = 1;
+	return 0;
+}
+
+errcode_t e2cb_reader_open(const char *name, int flags,
+			   struct e2cb_reader **ret)
+{
+	struct e2cb_reader *r;
+	errcode_t retval;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return EXT2_ET_NO_MEMORY;
+	*ret = r;
+	r->flags = flags;
+	r->data_done = 1;
+	e2cb_sum_init(&r->sum);
+	retval = open_archive(r, name);
+	if (retval)
+		return retval;
+	if (read_header(r))
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	return 0;
+}
+
+/* Read what is left of the current entry's data into the sum. */
+static int drain_data(struct e2cb_reader *r)
+{
+	if (r->data_done)
+		return 0;
+	if (!(r->flags & E2CB_READ_DATA)) {
+		r->data_done = 1;
+		if (archive_read_data_skip(r->a) < ARCHIVE_WARN)
+			return damage(r, "while skipping data: %s",
+				      archive_error_string(r->a));
+		return 0;
+	}
+	if (e2cb_reader_data(r, NULL, NULL))
+		return -1;
+	return 0;
+}
+
+/* The previous entry's data, as the sum in the record after it says */
+static int check_prev_data(struct e2cb_reader *r, uint64_t bytes,
+			   uint32_t crc)
+{
+	uint32_t got = e2cb_sum_final(&r->sum);
+
+	if (!(r->flags & E2CB_READ_DATA))
+		return 0;
+	if (r->sum.bytes != bytes || got != crc)
+		return damage(r, "the data of the previous entry is damaged "
+			      "(%llu bytes read, crc32c %08x; %llu bytes, "
+			      "%08x recorded)",
+			      (unsigned long long) r->sum.bytes, got,
+			      (unsigned long long) bytes, crc);
+	return 0;
+}
+
+static int read_trailer(struct e2cb_reader *r, const void *v, size_t len)
+{
+	struct archive_entry *extra;
+	errcode_t err;
+	int ret;
+
+	err = e2cb_decode_trailer(v, len, &r->trailer);
+	if (err)
+		return damage(r, "the trailer is damaged (%s)",
+			      error_message(err));
+	if (r->trailer.seq != r->next_seq)
+		return damage(r, "the trailer has sequence number %u where "
+			      "%u was due: entries are missing",
+			      r->trailer.seq, r->next_seq);
+	if (check_prev_data(r, r->trailer.prev_data_bytes,
+			    r->trailer.prev_data_crc))
+		return -1;
+	if (r->trailer.entries != r->entries ||
+	    r->trailer.inodes != r->inodes ||
+	    r->trailer.encrypted != r->encrypted)
+		return damage(r, "the trailer counts %llu entries, %llu "
+			      "inodes, %llu encrypted; the archive holds "
+			      "%llu, %llu, %llu",
+			      (unsigned long long) r->trailer.entries,
+			      (unsigned long long) r->trailer.inodes,
+			      (unsigned long long) r->trailer.encrypted,
+			      (unsigned long long) r->entries,
+			      (unsigned long long) r->inodes,
+			      (unsigned long long) r->encrypted);
+	if ((r->flags & E2CB_READ_DATA) &&
+	    r->trailer.data_bytes != r->data_bytes)
+		return damage(r, "the trailer counts %llu data bytes; the "
+			      "archive holds %llu",
+			      (unsigned long long) r->trailer.data_bytes,
+			      (unsigned long long) r->data_bytes);
+	extra = archive_entry_new();
+	ret = archive_read_next_header2(r->a, extra);
+	archive_entry_free(extra);
+	if (ret != ARCHIVE_EOF)
+		return damage(r, "entries follow the trailer");
+	return E2CB_READER_END;
+}
+
+static int decode_crypt_records(struct e2cb_reader *r, struct e2cb_entry *e)
+{
+	const void *v;
+	size_t len = 0;
+	int dup = 0, is_dir = 0;
+	uint32_t mode = 0;
+	const uint8_t *dctx;
+	size_t dctx_len;
+	errcode_t err;
+
+	v = find_rec(r, E2CB_REC_METADATA, &len, &dup);
+	if (!!v != !!(e->rec.rflags & E2CB_IF_METADATA) || dup)
+		return damage(r, "the metadata record is %s",
+			      dup ? "duplicated" : v ? "unexpected" :
+			      "missing");
+	if (v) {
+		err = ext2fs_decode_metadata_blob(v, len, &e->i_size, &e->ctx,
+						  &e->ctx_len);
+		if (err)
+			return damage(r, "the metadata record is damaged (%s)",
+				      error_message(err));
+		if (e->i_size != e->rec.size)
+			return damage(r, "the metadata record's i_size %llu "
+				      "differs from the inode's %llu",
+				      (unsigned long long) e->i_size,
+				      (unsigned long long) e->rec.size);
+	}
+	v = find_rec(r, E2CB_REC_NAME, &len, &dup);
+	if (!!v != !!(e->rec.rflags & E2CB_IF_NAME) || dup)
+		return damage(r, "the name record is %s",
+			      dup ? "duplicated" : v ? "unexpected" :
+			      "missing");
+	if (!v)
+		return 0;
+	err = ext2fs_decode_filename_blob(v, len, &e->name, &is_dir, &mode,
+					  &dctx, &dctx_len);
+	if (err)
+		return damage(r, "the name record is damaged (%s)",
+			      error_message(err));
+	if (is_dir != LINUX_S_ISDIR(e->rec.mode) ||
+	    (is_dir && mode != e->rec.mode))
+		return damage(r, "the name record disagrees with the inode "
+			      "about the file type or mode");
+	return 0;
+}
+
+static int decode_other_records(struct e2cb_reader *r, struct e2cb_entry *e)
+{
+	const void *v;
+	size_t len = 0;
+	int dup = 0;
+
+	v = find_rec(r, E2CB_REC_XATTRS, &len, &dup);
+	if (!!v != !!(e->rec.rflags & E2CB_IF_XATTRS) || dup)
+		return damage(r, "the xattr record is %s",
+			      dup ? "duplicated" : v ? "unexpected" :
+			      "missing");
+	if (v && e2cb_xattr_rec_iterate(v, len, NULL, NULL))
+		return damage(r, "the xattr record is damaged");
+	e->xattrs = v;
+	e->xattrs_len = v ? len : 0;
+	v = find_rec(r, E2CB_REC_SYMLINK, &len, &dup);
+	if (!!v != !!(e->rec.rflags & E2CB_IF_SYMLINK) || dup)
+		return damage(r, "the symlink record is %s",
+			      dup ? "duplicated" : v ? "unexpected" :
+			      "missing");
+	if (v && (e2cb_check_sealed(v, len) || len - 4 != e->rec.size))
+		return damage(r, "the symlink record is damaged");
+	e->symlink = v;
+	e->symlink_len = v ? len - 4 : 0;
+	return 0;
+}
+
+/* The last component of an encrypted name must be its base64url. */
+static int check_name_path(struct e2cb_reader *r, const struct e2cb_entry *e)
+{
+	char comp[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
+	size_t plen = strlen(e->path), clen;
+
+	if (!(e->rec.rflags & E2CB_IF_NAME))
+		return 0;
+	clen = e2cb_b64url_encode(e->name.name, e->name.name_len, comp);
+	if (plen < clen || memcmp(e->path + plen - clen, comp, clen) ||
+	    (plen > clen && e->path[plen - clen - 1] != '/'))
+		return damage(r, "the path does not end in the base64url of "
+			      "the raw name");
+	return 0;
+}
+
+static int decode_entry(struct e2cb_reader *r, struct e2cb_entry *e)
+{
+	const void *v;
+	size_t len = 0;
+	int dup = 0;
+	errcode_t err;
+
+	v = find_rec(r, E2CB_REC_INODE, &len, &dup);
+	if (!v || dup)
+		return damage(r, "the inode record is %s",
+			      dup ? "duplicated" : "missing");
+	err = e2cb_decode_inode(v, len, &e->rec);
+	if (err)
+		return damage(r, "the inode record is damaged (%s)",
+			      error_message(err));
+	if (e->rec.seq != r->next_seq)
+		return damage(r, "sequence number %u where %u was due: "
+			      "entries are missing or out of order",
+			      e->rec.seq, r->next_seq);
+	if (e->rec.path_crc != e2cb_crc32c(~0U, e->path, strlen(e->path)))
+		return damage(r, "the path was altered");
+	if (check_prev_data(r, e->rec.prev_data_bytes, e->rec.prev_data_crc))
+		return -1;
+	if (check_rec_names(r) || decode_crypt_records(r, e) ||
+	    decode_other_records(r, e) || check_name_path(r, e))
+		return -1;
+	return 0;
+}
+
+/*
+ * tar writers append '/' to directory names; the archive's own paths
+ * (over which path_crc runs) have none, and the root is ".".
+ */
+static int normalize_path(struct e2cb_reader *r, const char *path)
+{
+	size_t len;
+	char *p;
+
+	if (!path)
+		return damage(r, "an entry has no path");
+	len = strlen(path);
+	if (len + 2 > r->path_size) {
+		p = realloc(r->path, len + 2);
+		if (!p)
+			return damage(r, "out of memory");
+		r->path = p;
+		r->path_size = len + 2;
+	}
+	memcpy(r->path, path, len + 1);
+	while (len > 1 && r->path[len - 1] == '/')
+		r->path[--len] = 0;
+	if (!strcmp(r->path, "./") || !strcmp(r->path, "/"))
+		strcpy(r->path, ".");
+	return 0;
+}
+
+int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
+{
+	struct e2cb_entry *e = &r->cur;
+	const void *v;
+	size_t len = 0;
+	int dup = 0;
+
+	if (drain_data(r))
+		return -1;
+	memset(e, 0, sizeof(*e));
+	e->index = r->next_seq;
+	if (next_tar_header(r, "its trailer"))
+		return -1;
+	if (normalize_path(r, archive_entry_pathname(r->ae)))
+		return -1;
+	e->path = r->path;
+	v = find_rec(r, E2CB_REC_TRAILER, &len, &dup);
+	if (v)
+		return dup ? damage(r, "the trailer is duplicated") :
+			read_trailer(r, v, len);
+	if (decode_entry(r, e))
+		return -1;
+	e->linkname = archive_entry_hardlink(r->ae);
+	if (!e->linkname)
+		e->linkname = archive_entry_symlink(r->ae);
+	e->tar_size = archive_entry_size(r->ae);
+	if ((e->rec.rflags & E2CB_IF_HARDLINK) &&
+	    !archive_entry_hardlink(r->ae))
+		return damage(r, "a hard link entry without a link target");
+	r->next_seq++;
+	r->entries++;
+	if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
+		r->inodes++;
+		if (e->rec.iflags & EXT4_ENCRYPT_FL)
+			r->encrypted++;
+	}
+	e2cb_sum_init(&r->sum);
+	r->data_done = 0;
+	*ret = e;
+	return 0;
+}
+
+/* Hand the current entry's data to @func (may be NULL), summing it. */
+errcode_t e2cb_reader_data(struct e2cb_reader *r, e2cb_data_func func,
+			   void *priv)
+{
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	errcode_t retval;
+	int ret;
+
+	if (r->data_done)
+		return 0;
+	r->data_done = 1;
+	while ((ret = archive_read_data_block(r->a, &buf, &len, &off)) ==
+	       ARCHIVE_OK) {
+		if (off < 0 || (uint64_t) off + len > r->cur.tar_size) {
+			damage(r, "data beyond the entry's size");
+			return EXT2_ET_CRYPT_BAD_BLOB;
+		}
+		e2cb_sum_add(&r->sum, off, buf, len);
+		r->data_bytes += len;
+		if (func) {
+			retval = func(&r->cur, off, buf, len, priv);
+			if (retval)
+				return retval;
+		}
+	}
+	if (ret != ARCHIVE_EOF) {
+		damage(r, "while reading data: %s",
+		       archive_error_string(r->a));
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	}
+	return 0;
+}
+
+void e2cb_reader_close(struct e2cb_reader *r)
+{
+	if (!r)
+		return;
+	if (r->ae)
+		archive_entry_free(r->ae);
+	if (r->a)
+		archive_read_free(r->a);
+	free(r->path);
+	free(r);
+}

@@ -1,0 +1,191 @@
+/*
+ * util.c --- helpers shared by the e2cryptbak commands
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <stdio.h>
+#include <stddef.h>
+#include <string.h>
+#include <et/com_err.h>
+#include "e2cryptbak.h"
+
+/*
+ * Open @device through libext2fs.  A filesystem mounted read-write is
+ * changing under us (and must never be written by us): refuse it.  A
+ * read-only mount is stable and may be read.
+ */
+errcode_t e2cb_open_fs(const char *device, int flags, ext2_filsys *ret_fs)
+{
+	char mtpt[256];
+	int mount_flags = 0;
+	errcode_t retval;
+
+	retval = ext2fs_check_mount_point(device, &mount_flags, mtpt,
+					  sizeof(mtpt));
+	if (retval) {
+		com_err(program_name, retval,
+			"while determining whether %s is mounted", device);
+		return retval;
+	}
+	if ((mount_flags & EXT2_MF_MOUNTED) &&
+	    ((flags & EXT2_FLAG_RW) || !(mount_flags & EXT2_MF_READONLY))) {
+		fprintf(stderr, "%s: %s is mounted%s on %s; %s\n",
+			program_name, device,
+			(mount_flags & EXT2_MF_READONLY) ? " read-only" :
+			" read-write", mtpt,
+			(flags & EXT2_FLAG_RW) ?
+			"unmount it before writing to it" :
+			"unmount it (or remount it read-only) first");
+		return EXT2_ET_FILE_RO;
+	}
+	retval = ext2fs_open2(device, NULL, flags | EXT2_FLAG_64BITS, 0, 0,
+			      unix_io_manager, ret_fs);
+	if (retval) {
+		com_err(program_name, retval, "while opening %s", device);
+		if (retval == EXT2_ET_BAD_MAGIC ||
+		    retval == EXT2_ET_SHORT_READ)
+			fprintf(stderr, "%s: %s does not hold an ext4 "
+				"filesystem (or it is damaged)\n",
+				program_name, device);
+		return retval;
+	}
+	return 0;
+}
+
+static int has_extra_field(size_t inode_size,
+			   const struct ext2_inode_large *inode, size_t end)
+{
+	return inode_size > EXT2_GOOD_OLD_INODE_SIZE &&
+	       EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize >= end &&
+	       EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize <= inode_size;
+}
+
+/* The low two bits of an _extra field extend the epoch; the rest is ns. */
+static void decode_time(__u32 sec, __u32 extra, int has_extra,
+			struct e2cb_time *t)
+{
+	t->sec = (__s32) sec;
+	t->nsec = 0;
+	if (has_extra) {
+		t->sec += (int64_t) (extra & 3) << 32;
+		t->nsec = extra >> 2;
+	}
+}
+
+#define FIELD_END(f) (offsetof(struct ext2_inode_large, f) + \
+		      sizeof(((struct ext2_inode_large *) 0)->f))
+
+void e2cb_inode_times(const struct ext2_inode_large *inode,
+		      size_t inode_size, struct e2cb_inode_rec *r)
+{
+	decode_time(inode->i_atime, inode->i_atime_extra,
+		    has_extra_field(inode_size, inode, FIELD_END(i_atime_extra)),
+		    &r->atime);
+	decode_time(inode->i_mtime, inode->i_mtime_extra,
+		    has_extra_field(inode_size, inode, FIELD_END(i_mtime_extra)),
+		    &r->mtime);
+	decode_time(inode->i_ctime, inode->i_ctime_extra,
+		    has_extra_field(inode_size, inode, FIELD_END(i_ctime_extra)),
+		    &r->ctime);
+	memset(&r->crtime, 0, sizeof(r->crtime));
+	if (has_extra_field(inode_size, inode, FIELD_END(i_crtime_extra))) {
+		decode_time(inode->i_crtime, inode->i_crtime_extra, 1,
+			    &r->crtime);
+		r->rflags |= E2CB_IF_CRTIME;
+	}
+	r->projid = 0;
+	if (has_extra_field(inode_size, inode, FIELD_END(i_projid))) {
+		r->projid = inode->i_projid;
+		r->rflags |= E2CB_IF_PROJID;
+	}
+}
+
+/* Device numbers as the kernel decodes them (old and new encodings) */
+void e2cb_inode_rdev(const struct ext2_inode *inode, uint32_t *major,
+		     uint32_t *minor)
+{
+	__u32 dev;
+
+	if (inode->i_block[0]) {
+		dev = inode->i_block[0];
+		*major = (dev >> 8) & 0xff;
+		*minor = dev & 0xff;
+	} else {
+		dev = inode->i_block[1];
+		*major = (dev & 0xfff00) >> 8;
+		*minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+	}
+}
+
+const char *e2cb_mode_name(int mode)
+{
+	switch (mode) {
+	case FSCRYPT_MODE_AES_256_XTS: return "AES-256-XTS";
+	case FSCRYPT_MODE_AES_256_CTS: return "AES-256-CTS";
+	case FSCRYPT_MODE_AES_128_CBC: return "AES-128-CBC-ESSIV";
+	case FSCRYPT_MODE_AES_128_CTS: return "AES-128-CTS";
+	case FSCRYPT_MODE_SM4_XTS: return "SM4-XTS";
+	case FSCRYPT_MODE_SM4_CTS: return "SM4-CTS";
+	case FSCRYPT_MODE_ADIANTUM: return "Adiantum";
+	case FSCRYPT_MODE_AES_256_HCTR2: return "AES-256-HCTR2";
+	}
+	return "unknown";
+}
+
+static void hex(const uint8_t *p, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	while (n--) {
+		*out++ = digits[*p >> 4];
+		*out++ = digits[*p++ & 15];
+	}
+	*out = 0;
+}
+
+/* "v2 AES-256-XTS/AES-256-CTS pad32 iv_ino_lblk_64 du512 key=..." */
+void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,
+			size_t bufsize)
+{
+	char key[2 * FSCRYPT_KEY_IDENTIFIER_SIZE + 1];
+	char du[16] = "";
+	uint8_t flags;
+
+	if (ext2fs_validate_encryption_context(ctx, len)) {
+		snprintf(buf, bufsize, "invalid-context");
+		return;
+	}
+	flags = ctx[3];
+	if (ctx[0] == FSCRYPT_CONTEXT_V1) {
+		hex(ctx + 4, FSCRYPT_KEY_DESCRIPTOR_SIZE, key);
+	} else {
+		hex(ctx + 8, FSCRYPT_KEY_IDENTIFIER_SIZE, key);
+		if (ctx[4])
+			snprintf(du, sizeof(du), " du%u", 1U << ctx[4]);
+	}
+	snprintf(buf, bufsize, "v%u %s/%s pad%u%s%s%s%s %s=%s", ctx[0],
+		 e2cb_mode_name(ctx[1]), e2cb_mode_name(ctx[2]),
+		 4U << (flags & FSCRYPT_POLICY_FLAGS_PAD_MASK),
+		 (flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY) ? " direct_key" : "",
+		 (flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64) ?
+		 " iv_ino_lblk_64" : "",
+		 (flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32) ?
+		 " iv_ino_lblk_32" : "", du,
+		 ctx[0] == FSCRYPT_CONTEXT_V1 ? "descriptor" : "key",
+		 key);
+}
+
+void e2cb_uuid_string(const uint8_t *uuid, char *out)
+{
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		out += sprintf(out, "%02x", uuid[i]);
+		if (i == 3 || i == 5 || i == 7 || i == 9)
+			*out++ = '-';
+	}
+	*out = 0;
+}

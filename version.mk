@@ -1,0 +1,2 @@
+VERSION=0.1.0
+DATE=3-Dec-2026
