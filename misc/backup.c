@@ -936,78 +936,6 @@ static errcode_t write_trailer_entry(struct backup *b)
 	return 0;
 }
 
-struct lookup {
-	const uint8_t *name;
-	size_t len;
-	ext2_ino_t ino;
-};
-
-static int lookup_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
-			int entry EXT2FS_ATTR((unused)),
-			struct ext2_dir_entry *de,
-		       int offset EXT2FS_ATTR((unused)),
-		       int blocksize EXT2FS_ATTR((unused)),
-		       char *buf EXT2FS_ATTR((unused)), void *priv)
-{
-	struct lookup *l = priv;
-
-	if ((size_t) ext2fs_dirent_name_len(de) != l->len ||
-	    memcmp(de->name, l->name, l->len))
-		return 0;
-	l->ino = de->inode;
-	return DIRENT_ABORT;
-}
-
-/*
- * Resolve @path from the root.  Inside an encrypted directory a
- * component is the base64url of the raw name, as `e2cryptbak list`
- * shows it; no string function sees the decoded bytes.
- */
-static errcode_t resolve_path(ext2_filsys fs, const char *path,
-			      ext2_ino_t *ret)
-{
-	uint8_t raw[EXT2_NAME_LEN];
-	struct ext2_inode inode;
-	struct lookup l;
-	const char *p = path, *end;
-	ext2_ino_t ino = EXT2_ROOT_INO;
-	errcode_t retval;
-
-	while (*p) {
-		for (; *p == '/'; p++)
-			;
-		if (!*p)
-			break;
-		end = strchr(p, '/');
-		if (!end)
-			end = p + strlen(p);
-		retval = ext2fs_read_inode(fs, ino, &inode);
-		if (retval)
-			return retval;
-		if (!LINUX_S_ISDIR(inode.i_mode))
-			return EXT2_ET_NO_DIRECTORY;
-		l.name = (const uint8_t *) p;
-		l.len = end - p;
-		if (inode.i_flags & EXT4_ENCRYPT_FL) {
-			if (e2cb_b64url_decode(p, end - p, raw, sizeof(raw),
-					       &l.len))
-				return EXT2_ET_FILE_NOT_FOUND;
-			l.name = raw;
-		}
-		l.ino = 0;
-		retval = ext2fs_dir_iterate2(fs, ino, 0, NULL, lookup_proc,
-					     &l);
-		if (retval)
-			return retval;
-		if (!l.ino)
-			return EXT2_ET_FILE_NOT_FOUND;
-		ino = l.ino;
-		p = end;
-	}
-	*ret = ino;
-	return 0;
-}
-
 static errcode_t open_output(struct backup *b,
 			     const struct e2cb_backup_opts *opts, int fd)
 {
@@ -1041,7 +969,7 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 	ext2_ino_t root;
 	errcode_t retval;
 
-	retval = resolve_path(b->fs, src_path, &root);
+	retval = e2cb_resolve_path(b->fs, src_path, &root);
 	if (retval) {
 		com_err(program_name, retval, "while looking up %s",
 			src_path);

@@ -21,17 +21,21 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: %s backup [-p] [-o ARCHIVE|-] [-Z gzip|zstd|xz] DEVICE [PATH]\n"
+"       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
+"                [--enable-encrypt] ARCHIVE|- DEVICE [PATH]\n"
 "       %s list [-l] ARCHIVE|-\n"
 "       %s verify ARCHIVE|-\n"
 "       %s -V | --help\n"
 "\n"
 "backup   archive an unmounted ext4 filesystem (or the subtree PATH) with\n"
 "         its encrypted files as ciphertext: no key needed\n"
+"restore  write an archive into an unmounted ext4 filesystem (at PATH);\n"
+"         the owners' keys open the restored files: no key needed\n"
 "list     list an archive; encrypted names appear as base64url\n"
 "verify   check every checksum of an archive\n"
 "\n"
 "See e2cryptbak(8).\n", program_name, program_name, program_name,
-		program_name);
+		program_name, program_name);
 }
 
 static int usage_error(const char *msg)
@@ -80,6 +84,50 @@ static int cmd_backup(int argc, char **argv)
 	return e2cb_backup(&opts);
 }
 
+static int cmd_restore(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "keep-inode-numbers", no_argument, NULL, 'K' },
+		{ "set-uuid", no_argument, NULL, 'U' },
+		{ "enable-encrypt", no_argument, NULL, 'E' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct e2cb_restore_opts opts;
+	int c;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.path = "/";
+	while ((c = getopt_long(argc, argv, "pz:", longopts, NULL)) != EOF) {
+		switch (c) {
+		case 'p':
+			opts.progress = 1;
+			break;
+		case 'z':
+			opts.undo_file = optarg;
+			break;
+		case 'K':
+			opts.keep_ino = 1;
+			break;
+		case 'U':
+			opts.set_uuid = 1;
+			break;
+		case 'E':
+			opts.add_encrypt = 1;
+			break;
+		default:
+			return usage_error(NULL);
+		}
+	}
+	if (argc - optind < 2 || argc - optind > 3)
+		return usage_error("restore needs an ARCHIVE, a DEVICE and at "
+				   "most a PATH");
+	opts.archive = argv[optind];
+	opts.device = argv[optind + 1];
+	if (optind + 2 < argc)
+		opts.path = argv[optind + 2];
+	return e2cb_restore(&opts);
+}
+
 static int cmd_list(int argc, char **argv)
 {
 	int c, long_format = 0;
@@ -110,6 +158,7 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} cmds[] = {
 		{ "backup", cmd_backup },
+		{ "restore", cmd_restore },
 		{ "list", cmd_list },
 		{ "verify", cmd_verify },
 	};

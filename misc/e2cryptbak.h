@@ -28,17 +28,36 @@ struct e2cb_backup_opts {
 	int progress;
 };
 
+struct e2cb_restore_opts {
+	const char *archive;		/* "-" for standard input */
+	const char *device;
+	const char *path;		/* where to restore, default "/" */
+	const char *undo_file;
+	int progress;
+	int keep_ino;
+	int set_uuid;
+	int add_encrypt;		/* turn on the encrypt feature */
+};
+
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
+extern int e2cb_restore(const struct e2cb_restore_opts *opts);
 extern int e2cb_list(const char *archive_name, int long_format);
 extern int e2cb_verify(const char *archive_name);
 
 /* util.c */
 extern errcode_t e2cb_open_fs(const char *device, int flags,
 			      ext2_filsys *ret_fs);
+extern errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
+			       ext2_filsys *ret_fs);
 extern void e2cb_inode_times(const struct ext2_inode_large *inode,
 			     size_t inode_size, struct e2cb_inode_rec *r);
 extern void e2cb_inode_rdev(const struct ext2_inode *inode,
 			    uint32_t *major, uint32_t *minor);
+extern errcode_t e2cb_lookup_raw(ext2_filsys fs, ext2_ino_t dir,
+				 const uint8_t *name, size_t len,
+				 ext2_ino_t *ret);
+extern errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
+				   ext2_ino_t *ret);
 extern const char *e2cb_mode_name(int mode);
 extern void e2cb_uuid_string(const uint8_t *uuid, char *out);
 extern void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,

@@ -19,6 +19,12 @@
  */
 errcode_t e2cb_open_fs(const char *device, int flags, ext2_filsys *ret_fs)
 {
+	return e2cb_open_fs2(device, flags, unix_io_manager, ret_fs);
+}
+
+errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
+			ext2_filsys *ret_fs)
+{
 	char mtpt[256];
 	int mount_flags = 0;
 	errcode_t retval;
@@ -30,6 +36,7 @@ errcode_t e2cb_open_fs(const char *device, int flags, ext2_filsys *ret_fs)
 			"while determining whether %s is mounted", device);
 		return retval;
 	}
+	/* a mounted filesystem is never written, even mounted read-only */
 	if ((mount_flags & EXT2_MF_MOUNTED) &&
 	    ((flags & EXT2_FLAG_RW) || !(mount_flags & EXT2_MF_READONLY))) {
 		fprintf(stderr, "%s: %s is mounted%s on %s; %s\n",
@@ -42,7 +49,7 @@ errcode_t e2cb_open_fs(const char *device, int flags, ext2_filsys *ret_fs)
 		return EXT2_ET_FILE_RO;
 	}
 	retval = ext2fs_open2(device, NULL, flags | EXT2_FLAG_64BITS, 0, 0,
-			      unix_io_manager, ret_fs);
+			      io, ret_fs);
 	if (retval) {
 		com_err(program_name, retval, "while opening %s", device);
 		if (retval == EXT2_ET_BAD_MAGIC ||
@@ -188,4 +195,90 @@ void e2cb_uuid_string(const uint8_t *uuid, char *out)
 			*out++ = '-';
 	}
 	*out = 0;
+}
+
+struct lookup {
+	const uint8_t *name;
+	size_t len;
+	ext2_ino_t ino;
+};
+
+static int lookup_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
+			int entry EXT2FS_ATTR((unused)),
+			struct ext2_dir_entry *de,
+		       int offset EXT2FS_ATTR((unused)),
+		       int blocksize EXT2FS_ATTR((unused)),
+		       char *buf EXT2FS_ATTR((unused)), void *priv)
+{
+	struct lookup *l = priv;
+
+	if ((size_t) ext2fs_dirent_name_len(de) != l->len ||
+	    memcmp(de->name, l->name, l->len))
+		return 0;
+	l->ino = de->inode;
+	return DIRENT_ABORT;
+}
+
+/* Find the entry of @dir named by the @len bytes at @name. */
+errcode_t e2cb_lookup_raw(ext2_filsys fs, ext2_ino_t dir,
+			  const uint8_t *name, size_t len, ext2_ino_t *ret)
+{
+	struct lookup l;
+	errcode_t retval;
+
+	l.name = name;
+	l.len = len;
+	l.ino = 0;
+	retval = ext2fs_dir_iterate2(fs, dir, 0, NULL, lookup_proc, &l);
+	if (retval)
+		return retval;
+	if (!l.ino)
+		return EXT2_ET_FILE_NOT_FOUND;
+	*ret = l.ino;
+	return 0;
+}
+
+/*
+ * Resolve @path from the root.  Inside an encrypted directory a
+ * component is the base64url of the raw name, as `e2cryptbak list`
+ * shows it; no string function sees the decoded bytes.
+ */
+errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
+			    ext2_ino_t *ret)
+{
+	uint8_t raw[EXT2_NAME_LEN];
+	struct ext2_inode inode;
+	struct lookup l;
+	const char *p = path, *end;
+	ext2_ino_t ino = EXT2_ROOT_INO;
+	errcode_t retval;
+
+	while (*p) {
+		for (; *p == '/'; p++)
+			;
+		if (!*p)
+			break;
+		end = strchr(p, '/');
+		if (!end)
+			end = p + strlen(p);
+		retval = ext2fs_read_inode(fs, ino, &inode);
+		if (retval)
+			return retval;
+		if (!LINUX_S_ISDIR(inode.i_mode))
+			return EXT2_ET_NO_DIRECTORY;
+		l.name = (const uint8_t *) p;
+		l.len = end - p;
+		if (inode.i_flags & EXT4_ENCRYPT_FL) {
+			if (e2cb_b64url_decode(p, end - p, raw, sizeof(raw),
+					       &l.len))
+				return EXT2_ET_FILE_NOT_FOUND;
+			l.name = raw;
+		}
+		retval = e2cb_lookup_raw(fs, ino, l.name, l.len, &ino);
+		if (retval)
+			return retval;
+		p = end;
+	}
+	*ret = ino;
+	return 0;
 }

@@ -172,3 +172,93 @@ errcode_t ext2fs_get_encryption_metadata(ext2_filsys fs, ext2_ino_t ino,
 	md->len = retval ? 0 : len;
 	return retval;
 }
+
+struct keep_xattrs {
+	struct ext2fs_raw_xattr *list;
+	size_t count;
+	errcode_t retval;
+};
+
+/* Copy every attribute but the context, which is being replaced. */
+static int keep_proc(int index, const char *name, size_t name_len,
+		     const void *value, size_t value_len, void *priv)
+{
+	struct keep_xattrs *k = priv;
+	struct ext2fs_raw_xattr *x;
+	char *copy;
+
+	if (index == EXT4_XATTR_INDEX_ENCRYPTION && name_len == 1 &&
+	    name[0] == EXT4_XATTR_NAME_ENCRYPTION_CONTEXT[0])
+		return 0;
+	k->retval = ext2fs_resize_array(sizeof(*x), k->count, k->count + 1,
+					&k->list);
+	if (!k->retval)
+		k->retval = ext2fs_get_mem(name_len + value_len + 1, &copy);
+	if (k->retval)
+		return XATTR_ABORT;
+	memcpy(copy, name, name_len);
+	memcpy(copy + name_len, value, value_len);
+	x = &k->list[k->count++];
+	x->index = index;
+	x->name = copy;
+	x->name_len = name_len;
+	x->value = copy + name_len;
+	x->value_len = value_len;
+	return 0;
+}
+
+/*
+ * The offline EXT4_IOC_SET_ENCRYPTION_METADATA: validate @ctx, store it
+ * as xattr index 9 "c" (a bare "c" through the generic xattr code would
+ * land in index 0, where the kernel never looks) and set EXT4_ENCRYPT_FL.
+ * Other attributes are kept.  Inline-data inodes are refused: the kernel
+ * never encrypts inline data.
+ */
+errcode_t ext2fs_set_encryption_context(ext2_filsys fs, ext2_ino_t ino,
+					const void *ctx, size_t len)
+{
+	struct ext2_inode_large *inode = NULL;
+	struct keep_xattrs k = { NULL, 0, 0 };
+	size_t isize = EXT2_INODE_SIZE(fs->super), i;
+	errcode_t retval;
+
+	if (!(fs->flags & EXT2_FLAG_RW))
+		return EXT2_ET_RO_FILSYS;
+	retval = ext2fs_validate_encryption_context(ctx, len);
+	if (retval)
+		return retval;
+	retval = ext2fs_get_memzero(isize, &inode);
+	if (retval)
+		return retval;
+	retval = ext2fs_read_inode_full(fs, ino, (struct ext2_inode *) inode,
+					isize);
+	if (retval)
+		goto errout;
+	if (inode->i_flags & EXT4_INLINE_DATA_FL) {
+		retval = EXT2_ET_INLINE_DATA_CANT_ITERATE;
+		goto errout;
+	}
+	/* the context first, so that it lands in the inode when it fits */
+	retval = ext2fs_get_array(1, sizeof(*k.list), &k.list);
+	if (retval)
+		goto errout;
+	k.list[0].index = EXT4_XATTR_INDEX_ENCRYPTION;
+	k.list[0].name = EXT4_XATTR_NAME_ENCRYPTION_CONTEXT;
+	k.list[0].name_len = 1;
+	k.list[0].value = ctx;
+	k.list[0].value_len = len;
+	k.count = 1;
+	retval = ext2fs_xattrs_raw_iterate(fs, ino, inode, keep_proc, &k);
+	if (!retval)
+		retval = k.retval;
+	if (retval)
+		goto errout;
+	inode->i_flags |= EXT4_ENCRYPT_FL;
+	retval = ext2fs_xattrs_raw_replace(fs, ino, inode, k.list, k.count);
+errout:
+	for (i = 1; i < k.count; i++)
+		ext2fs_free_mem(&k.list[i].name);
+	ext2fs_free_mem(&k.list);
+	ext2fs_free_mem(&inode);
+	return retval;
+}

@@ -116,11 +116,28 @@ typedef int (*ext2fs_xattr_raw_func)(int index, const char *name,
 				     size_t name_len, const void *value,
 				     size_t value_len, void *priv_data);
 
+/* An extended attribute as stored: name index, bare name, value */
+struct ext2fs_raw_xattr {
+	int index;
+	const char *name;		/* not NUL terminated */
+	size_t name_len;
+	const void *value;
+	size_t value_len;
+};
+
 /* xattr_raw.c */
 extern errcode_t ext2fs_xattrs_raw_iterate(ext2_filsys fs, ext2_ino_t ino,
 					const struct ext2_inode_large *inode,
 					ext2fs_xattr_raw_func func,
 					void *priv_data);
+extern errcode_t ext2fs_xattrs_raw_write(ext2_filsys fs, ext2_ino_t ino,
+					 struct ext2_inode_large *inode,
+					 const struct ext2fs_raw_xattr *list,
+					 size_t count);
+extern errcode_t ext2fs_xattrs_raw_replace(ext2_filsys fs, ext2_ino_t ino,
+					struct ext2_inode_large *inode,
+					const struct ext2fs_raw_xattr *list,
+					size_t count);
 
 /* crypt_context.c */
 extern errcode_t ext2fs_validate_encryption_context(const void *ctx,
@@ -133,6 +150,9 @@ extern errcode_t ext2fs_get_encryption_context(ext2_filsys fs,
 extern errcode_t ext2fs_get_encryption_metadata(ext2_filsys fs,
 					ext2_ino_t ino,
 					struct ext4_encrypted_metadata *md);
+extern errcode_t ext2fs_set_encryption_context(ext2_filsys fs,
+					       ext2_ino_t ino,
+					       const void *ctx, size_t len);
 
 /* crypt_blob.c */
 extern __u16 ext2fs_crypt_crc16(__u16 crc, const void *buf, size_t len);
@@ -163,6 +183,11 @@ extern errcode_t ext2fs_dirent_encrypted_name(ext2_filsys fs,
 extern errcode_t ext2fs_get_encrypted_filename(ext2_filsys fs,
 					       ext2_ino_t dir, ext2_ino_t ino,
 					       struct ext4_encrypted_name *out);
+
+/* crypt_link.c */
+extern errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
+				 const struct ext4_encrypted_name *n,
+				 ext2_ino_t ino, int file_type, blk64_t *hint);
 
 /* stored_data.c */
 extern errcode_t ext2fs_stored_runs_iterate(ext2_filsys fs, ext2_ino_t ino,

@@ -167,3 +167,216 @@ errcode_t ext2fs_xattrs_raw_iterate(ext2_filsys fs, ext2_ino_t ino,
 		return retval;
 	return walk_block(fs, ino, inode, func, priv, &stop);
 }
+
+static int raw_cmp(const struct ext2fs_raw_xattr *a,
+		   const struct ext2fs_raw_xattr *b)
+{
+	if (a->index != b->index)
+		return a->index - b->index;
+	if (a->name_len != b->name_len)
+		return (int) a->name_len - (int) b->name_len;
+	return memcmp(a->name, b->name, a->name_len);
+}
+
+/* Lay @count attributes out in [start, end): entries up, values down. */
+static void put_entries(char *start, char *end, int in_inode,
+			const struct ext2fs_raw_xattr **list, size_t count)
+{
+	struct ext2_ext_attr_entry *e;
+	char *p = start, *vbase = in_inode ? start : start - sizeof(
+				struct ext2_ext_attr_header);
+	char *v = end;
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		e = (struct ext2_ext_attr_entry *) p;
+		v -= EXT2_EXT_ATTR_SIZE(list[i]->value_len);
+		memset(e, 0, sizeof(*e));
+		e->e_name_len = list[i]->name_len;
+		e->e_name_index = list[i]->index;
+		e->e_value_offs = list[i]->value_len ? v - vbase : 0;
+		e->e_value_size = list[i]->value_len;
+		memcpy(EXT2_EXT_ATTR_NAME(e), list[i]->name,
+		       list[i]->name_len);
+		memset(v, 0, EXT2_EXT_ATTR_SIZE(list[i]->value_len));
+		memcpy(v, list[i]->value, list[i]->value_len);
+		e->e_hash = ext2fs_ext_attr_hash_entry(e, v);
+		p = (char *) EXT2_EXT_ATTR_NEXT(e);
+	}
+}
+
+static size_t attr_space(const struct ext2fs_raw_xattr *x)
+{
+	return EXT2_EXT_ATTR_LEN(x->name_len) +
+	       EXT2_EXT_ATTR_SIZE(x->value_len);
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	return raw_cmp(*(const struct ext2fs_raw_xattr * const *) a,
+		       *(const struct ext2fs_raw_xattr * const *) b);
+}
+
+static errcode_t write_ea_block(ext2_filsys fs, ext2_ino_t ino,
+				struct ext2_inode_large *inode,
+				const struct ext2fs_raw_xattr **list,
+				size_t count)
+{
+	struct ext2_ext_attr_header *h;
+	blk64_t blk, goal;
+	char *buf;
+	errcode_t retval;
+
+	/* the kernel searches block entries in (index, len, name) order */
+	qsort(list, count, sizeof(*list), cmp_ptr);
+	retval = ext2fs_get_memzero(fs->blocksize, &buf);
+	if (retval)
+		return retval;
+	h = (struct ext2_ext_attr_header *) buf;
+	h->h_magic = EXT2_EXT_ATTR_MAGIC;
+	h->h_refcount = 1;
+	h->h_blocks = 1;
+	put_entries(buf + sizeof(*h), buf + fs->blocksize, 0, list, count);
+	ext2fs_ext_attr_block_rehash(h, (struct ext2_ext_attr_entry *)
+				     (buf + sizeof(*h)));
+	goal = ext2fs_find_inode_goal(fs, ino, (struct ext2_inode *) inode,
+				      0);
+	retval = ext2fs_new_block2(fs, goal, NULL, &blk);
+	if (retval)
+		goto errout;
+	retval = ext2fs_write_ext_attr3(fs, blk, buf, ino);
+	if (retval)
+		goto errout;
+	ext2fs_block_alloc_stats2(fs, blk, +1);
+	ext2fs_file_acl_block_set(fs, (struct ext2_inode *) inode, blk);
+	retval = ext2fs_iblk_add_blocks(fs, (struct ext2_inode *) inode, 1);
+errout:
+	ext2fs_free_mem(&buf);
+	return retval;
+}
+
+/* Room for in-inode attributes, or 0 (and *start NULL) when none */
+static size_t in_inode_room(ext2_filsys fs, struct ext2_inode_large *inode,
+			    char **start)
+{
+	size_t isize = EXT2_INODE_SIZE(fs->super);
+	char *end = (char *) inode + isize;
+
+	*start = NULL;
+	if (isize <= EXT2_GOOD_OLD_INODE_SIZE)
+		return 0;
+	if (inode->i_extra_isize < sizeof(inode->i_extra_isize))
+		inode->i_extra_isize = sizeof(struct ext2_inode_large) -
+				       EXT2_GOOD_OLD_INODE_SIZE;
+	*start = (char *) inode + EXT2_GOOD_OLD_INODE_SIZE +
+		 inode->i_extra_isize;
+	/* the magic before the entries, four zero bytes after them */
+	if (*start + 2 * sizeof(__u32) > end) {
+		*start = NULL;
+		return 0;
+	}
+	return end - *start - 2 * sizeof(__u32);
+}
+
+/*
+ * Give @inode (the full in-memory inode, written back by the caller)
+ * exactly the attributes in @list, with their name indexes: in-inode
+ * while they fit, in order, the rest in a new EA block.  The inode must
+ * not have an EA block yet.  Values go no further than one block: this
+ * does not create EA inodes.
+ */
+errcode_t ext2fs_xattrs_raw_write(ext2_filsys fs, ext2_ino_t ino,
+				  struct ext2_inode_large *inode,
+				  const struct ext2fs_raw_xattr *list,
+				  size_t count)
+{
+	const struct ext2fs_raw_xattr **ptrs = NULL;
+	size_t room, used = 0, n_in = 0, blk_used = 0, i;
+	char *start;
+	__u32 magic = ext2fs_cpu_to_le32(EXT2_EXT_ATTR_MAGIC);
+	errcode_t retval;
+
+	if (ext2fs_file_acl_block(fs, (struct ext2_inode *) inode))
+		return EXT2_ET_EA_KEY_NOT_FOUND;
+	room = in_inode_room(fs, inode, &start);
+	retval = ext2fs_get_array(count ? count : 1, sizeof(*ptrs), &ptrs);
+	if (retval)
+		return retval;
+	for (i = 0; i < count; i++) {
+		ptrs[i] = &list[i];
+		if (list[i].name_len > 255 || list[i].index > 255 ||
+		    list[i].index < 0) {
+			retval = EXT2_ET_EA_BAD_NAME_LEN;
+			goto errout;
+		}
+		if (n_in == i && used + attr_space(&list[i]) <= room) {
+			used += attr_space(&list[i]);
+			n_in++;
+		} else {
+			blk_used += attr_space(&list[i]);
+		}
+	}
+	if (blk_used + sizeof(struct ext2_ext_attr_header) + sizeof(__u32) >
+	    fs->blocksize) {
+		retval = EXT2_ET_EA_NO_SPACE;
+		goto errout;
+	}
+	if (start) {
+		memset(start, 0, (char *) inode + EXT2_INODE_SIZE(fs->super) -
+		       start);
+		if (n_in) {
+			memcpy(start, &magic, sizeof(magic));
+			put_entries(start + sizeof(magic), (char *) inode +
+				    EXT2_INODE_SIZE(fs->super), 1, ptrs,
+				    n_in);
+		}
+	}
+	if (count > n_in)
+		retval = write_ea_block(fs, ino, inode, ptrs + n_in,
+					count - n_in);
+errout:
+	ext2fs_free_mem(&ptrs);
+	return retval;
+}
+
+/* Drop the inode's reference to its EA block. */
+static errcode_t release_ea_block(ext2_filsys fs, ext2_ino_t ino,
+				  struct ext2_inode_large *inode)
+{
+	blk64_t blk = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
+	__u32 count = 0;
+	errcode_t retval;
+
+	if (!blk)
+		return 0;
+	retval = ext2fs_adjust_ea_refcount3(fs, blk, NULL, -1, &count, ino);
+	if (retval)
+		return retval;
+	if (count == 0)
+		ext2fs_block_alloc_stats2(fs, blk, -1);
+	ext2fs_file_acl_block_set(fs, (struct ext2_inode *) inode, 0);
+	return ext2fs_iblk_sub_blocks(fs, (struct ext2_inode *) inode, 1);
+}
+
+/*
+ * Replace all attributes of an existing inode with @list, and write the
+ * inode.  @inode is the full on-disk inode, updated in place.
+ */
+errcode_t ext2fs_xattrs_raw_replace(ext2_filsys fs, ext2_ino_t ino,
+				    struct ext2_inode_large *inode,
+				    const struct ext2fs_raw_xattr *list,
+				    size_t count)
+{
+	errcode_t retval;
+
+	if (inode->i_flags & EXT4_INLINE_DATA_FL)
+		return EXT2_ET_INLINE_DATA_CANT_ITERATE;
+	retval = release_ea_block(fs, ino, inode);
+	if (!retval)
+		retval = ext2fs_xattrs_raw_write(fs, ino, inode, list, count);
+	if (!retval)
+		retval = ext2fs_write_inode_full(fs, ino,
+						 (struct ext2_inode *) inode,
+						 EXT2_INODE_SIZE(fs->super));
+	return retval;
+}

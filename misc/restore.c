@@ -1,0 +1,1266 @@
+/*
+ * restore.c --- e2cryptbak restore: write an archive back into an
+ * unmounted ext4 filesystem without the key
+ *
+ * Names, contexts and ciphertext go back exactly as they were stored, so
+ * the owner's key opens every file again.  The archive is checked whole
+ * (and the target measured against it) before the first write; the
+ * target is never written while mounted.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <time.h>
+#include <et/com_err.h>
+#include "e2cryptbak.h"
+
+/* inode flags that are the file's own, not artefacts of its layout */
+#define RESTORE_FLAGS	(EXT2_SECRM_FL | EXT2_UNRM_FL | EXT2_SYNC_FL | \
+			 EXT2_IMMUTABLE_FL | EXT2_APPEND_FL | \
+			 EXT2_NODUMP_FL | EXT2_NOATIME_FL | \
+			 EXT4_ENCRYPT_FL | EXT2_DIRSYNC_FL | \
+			 EXT2_TOPDIR_FL | EXT4_PROJINHERIT_FL | \
+			 EXT4_CASEFOLD_FL)
+
+struct dir_frame {
+	char *path;			/* archive path, "." for the root */
+	ext2_ino_t ino;
+	blk64_t hint;			/* last block we linked into */
+	int encrypted;
+};
+
+struct ino_map {
+	ext2_ino_t *from, *to;
+	size_t count, size;
+};
+
+/* What pass one learns about the archive and asks of the target */
+struct plan {
+	uint64_t entries, inodes, blocks, dirs, name_bytes;
+	int has_encrypted, has_encrypted_data, has_lblk_policy;
+	int has_casefold;
+	int root_encrypted;
+	uint32_t block_size;		/* the archive's */
+	struct ino_map fixed;		/* inode numbers that must be kept */
+	struct ext4_encrypted_name *top;	/* names directly at PATH */
+	size_t ntop, top_size;
+};
+
+struct restore {
+	const struct e2cb_restore_opts *opts;
+	ext2_filsys fs;
+	struct e2cb_reader *r;
+	struct plan plan;
+	ext2_ino_t target;
+	int target_new;			/* PATH made by us */
+	int lost_found_merge;
+	struct dir_frame *stack;
+	size_t depth, stack_size;
+	struct ino_map links;
+	ext2_file_t file;		/* regular file being filled */
+	uint64_t done_entries, done_bytes;
+};
+
+static int grow_array(void **arr, size_t *size, size_t count, size_t elem)
+{
+	void *p;
+	size_t n;
+
+	if (count < *size)
+		return 0;
+	n = *size ? *size * 2 : 16;
+	p = realloc(*arr, n * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*size = n;
+	return 0;
+}
+
+static errcode_t map_add(struct ino_map *m, ext2_ino_t from, ext2_ino_t to)
+{
+	if (m->count == m->size) {
+		size_t n = m->size ? m->size * 2 : 64;
+		ext2_ino_t *f = realloc(m->from, n * sizeof(*f));
+
+		if (!f)
+			return EXT2_ET_NO_MEMORY;
+		m->from = f;
+		f = realloc(m->to, n * sizeof(*f));
+		if (!f)
+			return EXT2_ET_NO_MEMORY;
+		m->to = f;
+		m->size = n;
+	}
+	m->from[m->count] = from;
+	m->to[m->count++] = to;
+	return 0;
+}
+
+static ext2_ino_t map_find(const struct ino_map *m, ext2_ino_t from)
+{
+	size_t i;
+
+	for (i = m->count; i-- > 0; )
+		if (m->from[i] == from)
+			return m->to[i];
+	return 0;
+}
+
+static void map_free(struct ino_map *m)
+{
+	free(m->from);
+	free(m->to);
+}
+
+static int policy_ties_ino(const uint8_t *ctx, size_t len)
+{
+	return len == FSCRYPT_CONTEXT_V2_SIZE &&
+	       (ctx[3] & (FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 |
+			  FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32));
+}
+
+/* The component of @path after the last '/' */
+static const char *last_component(const char *path)
+{
+	const char *p = strrchr(path, '/');
+
+	return p ? p + 1 : path;
+}
+
+static int is_top_level(const char *path)
+{
+	return strcmp(path, ".") && !strchr(path, '/');
+}
+
+/* The raw name of an entry: from its name record, or its path */
+static void entry_name(const struct e2cb_entry *e,
+		       struct ext4_encrypted_name *n)
+{
+	const char *comp;
+	size_t len;
+
+	if (e->rec.rflags & E2CB_IF_NAME) {
+		*n = e->name;
+		n->has_hash = !!(e->rec.rflags & E2CB_IF_DIRENT_HASH);
+		n->hash = e->rec.dirent_hash;
+		n->minor_hash = e->rec.dirent_minor_hash;
+		return;
+	}
+	memset(n, 0, sizeof(*n));
+	comp = last_component(e->path);
+	len = strlen(comp);
+	n->name_len = len > EXT2_NAME_LEN ? 0 : len;
+	memcpy(n->name, comp, n->name_len);
+}
+
+/* Blocks the data will take: each block touched by a data piece */
+static errcode_t count_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
+			    uint64_t off, const void *buf EXT2FS_ATTR((unused)),
+			    size_t len, void *priv)
+{
+	struct plan *p = priv;
+
+	if (len)
+		p->blocks += (off + len - 1) / p->block_size -
+			     off / p->block_size + 1;
+	return 0;
+}
+
+/*
+ * Pass one: read and check the whole archive, and total what the
+ * restore will need.  Nothing is written.
+ */
+static int plan_restore(struct restore *rs, const char *archive)
+{
+	struct plan *p = &rs->plan;
+	struct e2cb_reader *r = NULL;
+	struct e2cb_entry *e;
+	errcode_t retval;
+	int ret;
+
+	retval = e2cb_reader_open(archive, E2CB_READ_DATA, &r);
+	if (retval) {
+		fprintf(stderr, "%s: %s: %s\n", program_name, archive,
+			e2cb_reader_error(r));
+		e2cb_reader_close(r);
+		return retval == EXT2_ET_CRYPT_BAD_BLOB ? E2CB_EXIT_DAMAGED :
+			E2CB_EXIT_ERROR;
+	}
+	p->block_size = e2cb_reader_header(r)->block_size;
+	while ((ret = e2cb_reader_next(r, &e)) == 0) {
+		p->entries++;
+		if (!strcmp(e->path, ".")) {
+			p->root_encrypted = !!e->ctx;
+		} else if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
+			p->inodes++;
+		}
+		if (e->ctx) {
+			p->has_encrypted = 1;
+			if (LINUX_S_ISREG(e->rec.mode))
+				p->has_encrypted_data = 1;
+			if (policy_ties_ino(e->ctx, e->ctx_len))
+				p->has_lblk_policy = 1;
+		}
+		if (strcmp(e->path, ".") &&
+		    !(e->rec.rflags & E2CB_IF_HARDLINK) &&
+		    (rs->opts->keep_ino ||
+		     (e->ctx && policy_ties_ino(e->ctx, e->ctx_len))) &&
+		    map_add(&p->fixed, e->rec.ino, e->rec.ino))
+			goto nomem;
+		if (e->rec.iflags & EXT4_CASEFOLD_FL)
+			p->has_casefold = 1;
+		if (LINUX_S_ISDIR(e->rec.mode) ||
+		    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
+			p->blocks++;
+		if (e->xattrs_len > 64)
+			p->blocks++;
+		p->name_bytes += ext2fs_dir_rec_len(e->rec.rflags &
+				E2CB_IF_NAME ? e->name.name_len :
+				strlen(last_component(e->path)) & 0xff, 1);
+		if (is_top_level(e->path)) {
+			if (grow_array((void **) &p->top, &p->top_size,
+				       p->ntop, sizeof(*p->top)))
+				goto nomem;
+			entry_name(e, &p->top[p->ntop++]);
+		}
+		if (e2cb_reader_data(r, count_data, p)) {
+			ret = -1;
+			break;
+		}
+	}
+	if (ret < 0) {
+		fprintf(stderr, "%s: %s: damaged, nothing restored: %s\n",
+			program_name, archive, e2cb_reader_error(r));
+		e2cb_reader_close(r);
+		return E2CB_EXIT_DAMAGED;
+	}
+	e2cb_reader_close(r);
+	return 0;
+nomem:
+	com_err(program_name, EXT2_ET_NO_MEMORY, "while reading %s",
+		archive);
+	e2cb_reader_close(r);
+	return E2CB_EXIT_ERROR;
+}
+
+static int refuse(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: refusing to restore: ", program_name);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return E2CB_EXIT_ERROR;
+}
+
+/* Inodes that could hold keys tied to this filesystem's UUID */
+static int target_has_lblk_policies(ext2_filsys fs, int *found)
+{
+	ext2_inode_scan scan;
+	struct ext2_inode_large *inode;
+	__u8 ctx[EXT4_ENCRYPTED_METADATA_MAX];
+	size_t len, isize = EXT2_INODE_SIZE(fs->super);
+	ext2_ino_t ino;
+	errcode_t retval;
+
+	*found = 0;
+	retval = ext2fs_get_mem(isize, &inode);
+	if (retval)
+		return retval;
+	retval = ext2fs_open_inode_scan(fs, 0, &scan);
+	if (retval)
+		goto out;
+	while (!(retval = ext2fs_get_next_inode_full(scan, &ino,
+			(struct ext2_inode *) inode, isize)) && ino) {
+		if (!inode->i_links_count ||
+		    !(inode->i_flags & EXT4_ENCRYPT_FL))
+			continue;
+		if (!ext2fs_get_encryption_context(fs, ino, inode, ctx,
+						   sizeof(ctx), &len) &&
+		    policy_ties_ino(ctx, len)) {
+			*found = 1;
+			break;
+		}
+	}
+	ext2fs_close_inode_scan(scan);
+out:
+	ext2fs_free_mem(&inode);
+	return retval;
+}
+
+static int check_uuid(struct restore *rs, const struct e2cb_header *h)
+{
+	ext2_filsys fs = rs->fs;
+	char want[37], have[37];
+	int tied = 0;
+
+	if (!rs->plan.has_lblk_policy ||
+	    !memcmp(fs->super->s_uuid, h->uuid, 16))
+		return 0;
+	e2cb_uuid_string(h->uuid, want);
+	e2cb_uuid_string(fs->super->s_uuid, have);
+	if (!rs->opts->set_uuid) {
+		fprintf(stderr, "%s: refusing to restore: the archive holds "
+			"files whose encryption (IV_INO_LBLK_64/32) is tied "
+			"to filesystem UUID %s and their inode numbers; the "
+			"target's UUID is %s.  Use --set-uuid to give the "
+			"target the archive's UUID.\n", program_name, want,
+			have);
+		return E2CB_EXIT_ERROR;
+	}
+	if (target_has_lblk_policies(fs, &tied) || tied)
+		return refuse("--set-uuid: the target already holds files "
+			      "tied to its own UUID%s", "");
+	return 0;
+}
+
+static int check_inodes_free(struct restore *rs)
+{
+	ext2_filsys fs = rs->fs;
+	struct ino_map *m = &rs->plan.fixed;
+	char msg[160];
+	size_t i;
+
+	for (i = 0; i < m->count; i++) {
+		ext2_ino_t ino = m->from[i];
+
+		if (ino < EXT2_FIRST_INODE(fs->super) ||
+		    ino > fs->super->s_inodes_count ||
+		    ext2fs_test_inode_bitmap2(fs->inode_map, ino)) {
+			snprintf(msg, sizeof(msg), "inode %u, which an "
+				 "IV_INO_LBLK policy ties its encryption to, "
+				 "is in use or out of range in the target",
+				 ino);
+			return refuse("%s", msg);
+		}
+	}
+	return 0;
+}
+
+/* Everything the target must offer, checked before the first write. */
+static int preflight(struct restore *rs, const struct e2cb_header *h)
+{
+	ext2_filsys fs = rs->fs;
+	struct plan *p = &rs->plan;
+	uint64_t blocks_needed;
+	char msg[200];
+	int ret;
+
+	if (!ext2fs_has_feature_extents(fs->super))
+		return refuse("%s is not ext4 (no extents feature)",
+			      rs->opts->device);
+	if (!(fs->super->s_state & EXT2_VALID_FS) ||
+	    (fs->super->s_state & EXT2_ERROR_FS) ||
+	    ext2fs_has_feature_journal_needs_recovery(fs->super))
+		return refuse("%s was not cleanly unmounted or has errors; "
+			      "run e2fsck first", rs->opts->device);
+	if (p->has_encrypted && !ext2fs_has_feature_encrypt(fs->super)) {
+		if (!rs->opts->add_encrypt)
+			return refuse("%s lacks the encrypt feature; pass "
+				      "--enable-encrypt to turn it on (as "
+				      "tune2fs -O encrypt does)",
+				      rs->opts->device);
+	}
+	if (p->has_encrypted_data && fs->blocksize != h->block_size) {
+		snprintf(msg, sizeof(msg), "the archive's encrypted files "
+			 "were written in %u-byte blocks, the target has "
+			 "%u-byte blocks", h->block_size, fs->blocksize);
+		return refuse("%s", msg);
+	}
+	if (p->has_casefold && (!ext2fs_has_feature_casefold(fs->super) ||
+				fs->super->s_encoding != h->encoding))
+		return refuse("the archive holds casefolded directories; "
+			      "%s lacks casefold with the same encoding",
+			      rs->opts->device);
+	/* a margin for extent tree blocks and directory slack */
+	blocks_needed = p->blocks + p->name_bytes / (fs->blocksize / 2) +
+			p->blocks / 64 + 16;
+	if (blocks_needed > ext2fs_free_blocks_count(fs->super)) {
+		snprintf(msg, sizeof(msg), "about %llu free blocks are "
+			 "needed, the target has %llu",
+			 (unsigned long long) blocks_needed,
+			 (unsigned long long)
+			 ext2fs_free_blocks_count(fs->super));
+		return refuse("%s", msg);
+	}
+	if (p->inodes > fs->super->s_free_inodes_count) {
+		snprintf(msg, sizeof(msg), "%llu inodes are needed, the "
+			 "target has %u free", (unsigned long long) p->inodes,
+			 fs->super->s_free_inodes_count);
+		return refuse("%s", msg);
+	}
+	if (rs->opts->keep_ino || p->has_lblk_policy) {
+		ret = check_inodes_free(rs);
+		if (ret)
+			return ret;
+	}
+	return check_uuid(rs, h);
+}
+
+static int mode_to_ft(uint32_t mode)
+{
+	switch (mode & LINUX_S_IFMT) {
+	case LINUX_S_IFREG: return EXT2_FT_REG_FILE;
+	case LINUX_S_IFDIR: return EXT2_FT_DIR;
+	case LINUX_S_IFCHR: return EXT2_FT_CHRDEV;
+	case LINUX_S_IFBLK: return EXT2_FT_BLKDEV;
+	case LINUX_S_IFIFO: return EXT2_FT_FIFO;
+	case LINUX_S_IFSOCK: return EXT2_FT_SOCK;
+	case LINUX_S_IFLNK: return EXT2_FT_SYMLINK;
+	}
+	return EXT2_FT_UNKNOWN;
+}
+
+static void set_time(__u32 *sec, __u32 *extra, const struct e2cb_time *t,
+		     int has_extra)
+{
+	*sec = (__u32) t->sec;
+	if (has_extra)
+		*extra = ((t->nsec & 0x3fffffff) << 2) |
+			 ((uint64_t) (t->sec - (__s32) t->sec) >> 32 & 3);
+}
+
+/* Owner, mode, times, flags and project id from the archive */
+static void apply_rec(ext2_filsys fs, struct ext2_inode_large *inode,
+		      const struct e2cb_inode_rec *r)
+{
+	int extra = EXT2_INODE_SIZE(fs->super) > EXT2_GOOD_OLD_INODE_SIZE;
+
+	inode->i_mode = r->mode;
+	inode->i_uid = r->uid & 0xffff;
+	ext2fs_set_i_uid_high(*inode, r->uid >> 16);
+	inode->i_gid = r->gid & 0xffff;
+	ext2fs_set_i_gid_high(*inode, r->gid >> 16);
+	inode->i_flags = (inode->i_flags & ~RESTORE_FLAGS) |
+			 (r->iflags & RESTORE_FLAGS);
+	inode->i_generation = r->generation;
+	if (extra && inode->i_extra_isize < 32)
+		inode->i_extra_isize = 32;
+	set_time(&inode->i_atime, &inode->i_atime_extra, &r->atime, extra);
+	set_time(&inode->i_mtime, &inode->i_mtime_extra, &r->mtime, extra);
+	set_time(&inode->i_ctime, &inode->i_ctime_extra, &r->ctime, extra);
+	if (extra && (r->rflags & E2CB_IF_CRTIME))
+		set_time(&inode->i_crtime, &inode->i_crtime_extra,
+			 &r->crtime, 1);
+	if (extra && (r->rflags & E2CB_IF_PROJID) &&
+	    ext2fs_has_feature_project(fs->super))
+		inode->i_projid = r->projid;
+}
+
+struct xattr_list {
+	struct ext2fs_raw_xattr *x;
+	size_t count, size;
+};
+
+static int collect_xattr(int index, const char *name, size_t name_len,
+			 const void *value, size_t value_len, void *priv)
+{
+	struct xattr_list *l = priv;
+
+	if (grow_array((void **) &l->x, &l->size, l->count, sizeof(*l->x)))
+		return 1;
+	l->x[l->count].index = index;
+	l->x[l->count].name = name;
+	l->x[l->count].name_len = name_len;
+	l->x[l->count].value = value;
+	l->x[l->count].value_len = value_len;
+	l->count++;
+	return 0;
+}
+
+/* The context first (it then lands in the inode), the rest after */
+static errcode_t entry_xattrs(const struct e2cb_entry *e,
+			      struct xattr_list *l)
+{
+	memset(l, 0, sizeof(*l));
+	if (e->ctx && collect_xattr(EXT4_XATTR_INDEX_ENCRYPTION, "c", 1,
+				    e->ctx, e->ctx_len, l))
+		return EXT2_ET_NO_MEMORY;
+	if (e->xattrs && e2cb_xattr_rec_iterate(e->xattrs, e->xattrs_len,
+						collect_xattr, l))
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	return 0;
+}
+
+static errcode_t alloc_inode(struct restore *rs, const struct e2cb_entry *e,
+			     ext2_ino_t parent, ext2_ino_t *ino)
+{
+	ext2_filsys fs = rs->fs;
+	int fixed = rs->opts->keep_ino ||
+		    (e->ctx && policy_ties_ino(e->ctx, e->ctx_len));
+	errcode_t retval;
+
+	if (fixed) {
+		*ino = e->rec.ino;
+		if (*ino < EXT2_FIRST_INODE(fs->super) ||
+		    *ino > fs->super->s_inodes_count ||
+		    ext2fs_test_inode_bitmap2(fs->inode_map, *ino))
+			return EXT2_ET_INODE_ALLOC_FAIL;
+	} else {
+		retval = ext2fs_new_inode(fs, parent, e->rec.mode, NULL, ino);
+		if (retval)
+			return retval;
+	}
+	ext2fs_inode_alloc_stats2(fs, *ino, +1,
+				  LINUX_S_ISDIR(e->rec.mode));
+	return 0;
+}
+
+/* Map block 0 of a new inode to a fresh block holding @buf. */
+static errcode_t write_first_block(ext2_filsys fs, ext2_ino_t ino,
+				   struct ext2_inode_large *inode,
+				   const void *buf, int is_dir)
+{
+	ext2_extent_handle_t handle;
+	blk64_t blk;
+	errcode_t retval;
+
+	retval = ext2fs_new_block2(fs, ext2fs_find_inode_goal(fs, ino,
+				   (struct ext2_inode *) inode, 0), NULL, &blk);
+	if (retval)
+		return retval;
+	retval = is_dir ? ext2fs_write_dir_block4(fs, blk, (void *) buf, 0,
+						  ino) :
+		 io_channel_write_blk64(fs->io, blk, 1, buf);
+	if (retval)
+		return retval;
+	ext2fs_block_alloc_stats2(fs, blk, +1);
+	retval = ext2fs_extent_open2(fs, ino, (struct ext2_inode *) inode,
+				     &handle);
+	if (retval)
+		return retval;
+	retval = ext2fs_extent_set_bmap(handle, 0, blk, 0);
+	ext2fs_extent_free(handle);
+	if (retval)
+		return retval;
+	return ext2fs_iblk_add_blocks(fs, (struct ext2_inode *) inode, 1);
+}
+
+/* An empty extent tree in i_block, as every new file gets one */
+static errcode_t init_extents(ext2_filsys fs, ext2_ino_t ino,
+			      struct ext2_inode_large *inode)
+{
+	ext2_extent_handle_t handle;
+	errcode_t retval;
+
+	if (!ext2fs_has_feature_extents(fs->super))
+		return 0;
+	retval = ext2fs_extent_open2(fs, ino, (struct ext2_inode *) inode,
+				     &handle);
+	if (!retval)
+		ext2fs_extent_free(handle);
+	return retval;
+}
+
+static errcode_t write_inode(struct restore *rs, ext2_ino_t ino,
+			     struct ext2_inode_large *inode)
+{
+	return ext2fs_write_inode_full(rs->fs, ino, (struct ext2_inode *) inode,
+				       EXT2_INODE_SIZE(rs->fs->super));
+}
+
+static errcode_t make_dir_body(struct restore *rs, ext2_ino_t ino,
+			       ext2_ino_t parent,
+			       struct ext2_inode_large *inode)
+{
+	char *block;
+	errcode_t retval;
+
+	retval = ext2fs_new_dir_block(rs->fs, ino, parent, &block);
+	if (retval)
+		return retval;
+	inode->i_links_count = 2;
+	inode->i_size = rs->fs->blocksize;
+	retval = write_inode(rs, ino, inode);
+	if (!retval)
+		retval = write_first_block(rs->fs, ino, inode, block, 1);
+	if (!retval)
+		retval = write_inode(rs, ino, inode);
+	ext2fs_free_mem(&block);
+	return retval;
+}
+
+/* Encrypted or not, a symlink's target is bytes: fast or in one block */
+static errcode_t make_symlink_body(struct restore *rs, ext2_ino_t ino,
+				   struct ext2_inode_large *inode,
+				   const struct e2cb_entry *e)
+{
+	const void *target = e->symlink ? (const void *) e->symlink :
+			     (const void *) e->linkname;
+	size_t len = e->symlink ? e->symlink_len :
+		     (e->linkname ? strlen(e->linkname) : 0);
+	char *block;
+	errcode_t retval;
+
+	if (len == 0 || len >= rs->fs->blocksize || len != e->rec.size)
+		return EXT2_ET_INVALID_ARGUMENT;
+	inode->i_size = len;
+	if (len < sizeof(inode->i_block)) {
+		inode->i_flags &= ~EXT4_EXTENTS_FL;
+		memset(inode->i_block, 0, sizeof(inode->i_block));
+		memcpy(inode->i_block, target, len);
+		return write_inode(rs, ino, inode);
+	}
+	retval = ext2fs_get_memzero(rs->fs->blocksize, &block);
+	if (retval)
+		return retval;
+	memcpy(block, target, len);
+	retval = write_inode(rs, ino, inode);
+	if (!retval)
+		retval = write_first_block(rs->fs, ino, inode, block, 0);
+	if (!retval)
+		retval = write_inode(rs, ino, inode);
+	ext2fs_free_mem(&block);
+	return retval;
+}
+
+static void set_rdev(struct ext2_inode_large *inode, uint32_t major,
+		     uint32_t minor)
+{
+	memset(inode->i_block, 0, sizeof(inode->i_block));
+	if (major < 256 && minor < 256) {
+		inode->i_block[0] = major * 256 + minor;
+	} else {
+		inode->i_block[1] = (minor & 0xff) | (major << 8) |
+				    ((minor & ~0xffU) << 12);
+	}
+}
+
+static errcode_t write_data_proc(const struct e2cb_entry *e
+				 EXT2FS_ATTR((unused)), uint64_t off,
+				 const void *buf, size_t len, void *priv)
+{
+	struct restore *rs = priv;
+	unsigned int got;
+	errcode_t retval;
+
+	retval = ext2fs_file_llseek(rs->file, off, EXT2_SEEK_SET, NULL);
+	while (!retval && len) {
+		retval = ext2fs_file_write(rs->file, buf, len, &got);
+		buf = (const char *) buf + got;
+		len -= got;
+		if (!retval && !got)
+			retval = EXT2_ET_SHORT_WRITE;
+	}
+	rs->done_bytes += len;
+	return retval;
+}
+
+/*
+ * Data lands at its logical offsets, holes stay holes, and i_size comes
+ * from the archive: the bytes past it in an encrypted file's last block
+ * are ciphertext that must survive, so no truncation touches them.
+ */
+static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
+			      struct ext2_inode_large *inode,
+			      const struct e2cb_entry *e)
+{
+	errcode_t retval, rc;
+
+	retval = write_inode(rs, ino, inode);
+	if (retval)
+		return retval;
+	retval = ext2fs_file_open(rs->fs, ino, EXT2_FILE_WRITE, &rs->file);
+	if (retval)
+		return retval;
+	retval = e2cb_reader_data(rs->r, write_data_proc, rs);
+	rc = ext2fs_file_close(rs->file);
+	rs->file = NULL;
+	if (!retval)
+		retval = rc;
+	if (retval)
+		return retval;
+	retval = ext2fs_read_inode_full(rs->fs, ino,
+					(struct ext2_inode *) inode,
+					EXT2_INODE_SIZE(rs->fs->super));
+	if (retval)
+		return retval;
+	inode->i_size = e->rec.size & 0xffffffff;
+	inode->i_size_high = e->rec.size >> 32;
+	apply_rec(rs->fs, inode, &e->rec);
+	return write_inode(rs, ino, inode);
+}
+
+/* The directory an entry goes into: its parent path's frame */
+static struct dir_frame *find_parent(struct restore *rs, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t plen = slash ? (size_t) (slash - path) : 0;
+	struct dir_frame *f;
+
+	while (rs->depth) {
+		f = &rs->stack[rs->depth - 1];
+		if (slash ? (strlen(f->path) == plen &&
+			     !memcmp(f->path, path, plen)) :
+		    !strcmp(f->path, "."))
+			return f;
+		free(f->path);
+		rs->depth--;
+	}
+	return NULL;
+}
+
+static errcode_t push_dir(struct restore *rs, const char *path,
+			  ext2_ino_t ino, int encrypted)
+{
+	struct dir_frame *f;
+
+	if (grow_array((void **) &rs->stack, &rs->stack_size, rs->depth,
+		       sizeof(*rs->stack)))
+		return EXT2_ET_NO_MEMORY;
+	f = &rs->stack[rs->depth];
+	f->path = strdup(path);
+	if (!f->path)
+		return EXT2_ET_NO_MEMORY;
+	f->ino = ino;
+	f->hint = 0;
+	f->encrypted = encrypted;
+	rs->depth++;
+	return 0;
+}
+
+static errcode_t bump_links(ext2_filsys fs, ext2_ino_t ino)
+{
+	struct ext2_inode inode;
+	errcode_t retval;
+
+	retval = ext2fs_read_inode(fs, ino, &inode);
+	if (retval)
+		return retval;
+	if (inode.i_links_count < EXT2_LINK_MAX)
+		inode.i_links_count++;
+	return ext2fs_write_inode(fs, ino, &inode);
+}
+
+static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
+				  const struct e2cb_entry *e,
+				  const struct ext4_encrypted_name *n)
+{
+	ext2_ino_t ino = map_find(&rs->links, e->rec.ino);
+	errcode_t retval;
+
+	if (!ino)
+		return EXT2_ET_FILE_NOT_FOUND;
+	retval = ext2fs_link_raw(rs->fs, dir->ino, n, ino,
+				 mode_to_ft(e->rec.mode), &dir->hint);
+	if (!retval)
+		retval = bump_links(rs->fs, ino);
+	return retval;
+}
+
+/*
+ * Take back an inode that could not be completed, so a failed restore
+ * leaves no orphan: its blocks, its EA block and the inode itself.
+ */
+static void discard_inode(struct restore *rs, ext2_ino_t ino)
+{
+	ext2_filsys fs = rs->fs;
+	struct ext2_inode_large *inode;
+	size_t isize = EXT2_INODE_SIZE(fs->super);
+	blk64_t ea;
+	__u32 count;
+	int is_dir = 0;
+
+	if (ext2fs_get_memzero(isize, &inode))
+		return;
+	if (!ext2fs_read_inode_full(fs, ino, (struct ext2_inode *) inode,
+				    isize)) {
+		is_dir = LINUX_S_ISDIR(inode->i_mode);
+		if (ext2fs_inode_has_valid_blocks2(fs,
+						(struct ext2_inode *) inode))
+			ext2fs_punch(fs, ino, (struct ext2_inode *) inode,
+				     NULL, 0, ~0ULL);
+		ea = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
+		if (ea && !ext2fs_adjust_ea_refcount3(fs, ea, NULL, -1,
+						      &count, ino) &&
+		    count == 0)
+			ext2fs_block_alloc_stats2(fs, ea, -1);
+	}
+	memset(inode, 0, isize);
+	inode->i_dtime = time(NULL);
+	ext2fs_write_inode_full(fs, ino, (struct ext2_inode *) inode, isize);
+	ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
+	ext2fs_free_mem(&inode);
+}
+
+/* Create the inode of @e with all it carries, then link it. */
+static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
+			       const struct e2cb_entry *e,
+			       const struct ext4_encrypted_name *n)
+{
+	ext2_filsys fs = rs->fs;
+	struct ext2_inode_large *inode;
+	struct xattr_list xl;
+	ext2_ino_t ino = 0;
+	errcode_t retval;
+
+	retval = ext2fs_get_memzero(EXT2_INODE_SIZE(fs->super), &inode);
+	if (retval)
+		return retval;
+	retval = entry_xattrs(e, &xl);
+	if (!retval)
+		retval = alloc_inode(rs, e, dir->ino, &ino);
+	if (retval)
+		goto out;
+	apply_rec(fs, inode, &e->rec);
+	inode->i_links_count = 1;
+	if (LINUX_S_ISREG(e->rec.mode) || LINUX_S_ISDIR(e->rec.mode) ||
+	    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
+		retval = init_extents(fs, ino, inode);
+	if (retval)
+		goto undo;
+	retval = ext2fs_xattrs_raw_write(fs, ino, inode, xl.x, xl.count);
+	if (retval)
+		goto undo;
+	switch (e->rec.mode & LINUX_S_IFMT) {
+	case LINUX_S_IFDIR:
+		retval = make_dir_body(rs, ino, dir->ino, inode);
+		break;
+	case LINUX_S_IFREG:
+		retval = fill_regular(rs, ino, inode, e);
+		break;
+	case LINUX_S_IFLNK:
+		retval = make_symlink_body(rs, ino, inode, e);
+		break;
+	case LINUX_S_IFCHR:
+	case LINUX_S_IFBLK:
+		set_rdev(inode, e->rec.rdev_major, e->rec.rdev_minor);
+		retval = write_inode(rs, ino, inode);
+		break;
+	default:
+		retval = write_inode(rs, ino, inode);
+	}
+	if (!retval)
+		retval = ext2fs_link_raw(fs, dir->ino, n, ino,
+					 mode_to_ft(e->rec.mode), &dir->hint);
+	if (retval)
+		goto undo;
+	/* linked: from here on the inode is whole whatever happens */
+	if (LINUX_S_ISDIR(e->rec.mode))
+		retval = bump_links(fs, dir->ino);
+	if (!retval && e->rec.links_count > 1 &&
+	    !LINUX_S_ISDIR(e->rec.mode))
+		retval = map_add(&rs->links, e->rec.ino, ino);
+	if (!retval && LINUX_S_ISDIR(e->rec.mode))
+		retval = push_dir(rs, e->path, ino, !!e->ctx);
+	goto out;
+undo:
+	discard_inode(rs, ino);
+out:
+	free(xl.x);
+	ext2fs_free_mem(&inode);
+	return retval;
+}
+
+/*
+ * The archive's root maps onto PATH.  Its context (an encrypted root
+ * goes only into a new or empty directory) and, where PATH is ours to
+ * shape (made by us, or the filesystem root), its metadata too.
+ */
+static errcode_t restore_root(struct restore *rs, const struct e2cb_entry *e)
+{
+	ext2_filsys fs = rs->fs;
+	struct ext2_inode_large *inode;
+	struct xattr_list xl;
+	errcode_t retval;
+
+	retval = ext2fs_get_memzero(EXT2_INODE_SIZE(fs->super), &inode);
+	if (retval)
+		return retval;
+	memset(&xl, 0, sizeof(xl));
+	if (rs->target_new || rs->target == EXT2_ROOT_INO || e->ctx) {
+		retval = ext2fs_read_inode_full(fs, rs->target,
+				(struct ext2_inode *) inode,
+				EXT2_INODE_SIZE(fs->super));
+		if (!retval)
+			retval = entry_xattrs(e, &xl);
+		if (retval)
+			goto out;
+		apply_rec(fs, inode, &e->rec);
+		retval = ext2fs_xattrs_raw_replace(fs, rs->target, inode,
+						   xl.x, xl.count);
+		if (retval)
+			goto out;
+	}
+	retval = push_dir(rs, ".", rs->target, !!e->ctx);
+out:
+	free(xl.x);
+	ext2fs_free_mem(&inode);
+	return retval;
+}
+
+static errcode_t restore_entry(struct restore *rs, const struct e2cb_entry *e)
+{
+	struct ext4_encrypted_name n;
+	struct dir_frame *dir;
+	ext2_ino_t existing;
+
+	if (!strcmp(e->path, "."))
+		return rs->depth ? EXT2_ET_DIR_CORRUPTED : restore_root(rs, e);
+	dir = find_parent(rs, e->path);
+	if (!dir)
+		return EXT2_ET_DIR_CORRUPTED;
+	entry_name(e, &n);
+	if (!n.name_len || dir->encrypted != !!(e->rec.rflags & E2CB_IF_NAME))
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	if (rs->lost_found_merge && dir->ino == EXT2_ROOT_INO &&
+	    LINUX_S_ISDIR(e->rec.mode) && !strcmp(e->path, "lost+found") &&
+	    !e2cb_lookup_raw(rs->fs, dir->ino, n.name, n.name_len,
+			     &existing))
+		return push_dir(rs, e->path, existing, 0);
+	if (e->rec.rflags & E2CB_IF_HARDLINK)
+		return restore_hardlink(rs, dir, e, &n);
+	return restore_inode(rs, dir, e, &n);
+}
+
+static int count_entry(ext2_ino_t dir EXT2FS_ATTR((unused)),
+		       int entry, struct ext2_dir_entry *de EXT2FS_ATTR((unused)),
+		       int offset EXT2FS_ATTR((unused)),
+		       int blocksize EXT2FS_ATTR((unused)),
+		       char *buf EXT2FS_ATTR((unused)), void *priv)
+{
+	if (entry == DIRENT_OTHER_FILE)
+		(*(int *) priv)++;
+	return 0;
+}
+
+static int is_empty_dir(ext2_filsys fs, ext2_ino_t dir)
+{
+	int others = 0;
+
+	if (ext2fs_dir_iterate2(fs, dir, 0, NULL, count_entry, &others))
+		return 0;
+	return others == 0;
+}
+
+/* Make a plain directory on the way to PATH (owned by root, 0755). */
+static errcode_t make_path_dir(struct restore *rs, ext2_ino_t parent,
+			       const char *name, size_t len, ext2_ino_t *ino)
+{
+	struct e2cb_entry e;
+	struct dir_frame frame;
+	struct ext4_encrypted_name n;
+	time_t now = time(NULL);
+	errcode_t retval;
+
+	memset(&e, 0, sizeof(e));
+	e.path = "";
+	e.rec.mode = LINUX_S_IFDIR | 0755;
+	e.rec.atime.sec = e.rec.mtime.sec = e.rec.ctime.sec = now;
+	memset(&n, 0, sizeof(n));
+	n.name_len = len;
+	memcpy(n.name, name, len);
+	memset(&frame, 0, sizeof(frame));
+	frame.ino = parent;
+	retval = restore_inode(rs, &frame, &e, &n);
+	if (retval)
+		return retval;
+	/* restore_inode pushed the new directory: take it back off */
+	*ino = rs->stack[--rs->depth].ino;
+	free(rs->stack[rs->depth].path);
+	return 0;
+}
+
+/* Find or create PATH; no component of it may be encrypted. */
+static int prepare_path(struct restore *rs)
+{
+	ext2_filsys fs = rs->fs;
+	struct ext2_inode inode;
+	const char *p = rs->opts->path, *end;
+	ext2_ino_t ino = EXT2_ROOT_INO, next;
+	errcode_t retval;
+
+	for (;;) {
+		retval = ext2fs_read_inode(fs, ino, &inode);
+		if (retval)
+			goto fail;
+		if (!LINUX_S_ISDIR(inode.i_mode))
+			return refuse("%s is not a directory", rs->opts->path);
+		for (; *p == '/'; p++)
+			;
+		if (!*p)
+			break;
+		if (inode.i_flags & EXT4_ENCRYPT_FL)
+			return refuse("%s lies inside an encrypted directory, "
+				      "where names need its key",
+				      rs->opts->path);
+		end = strchr(p, '/');
+		if (!end)
+			end = p + strlen(p);
+		if (end - p > EXT2_NAME_LEN)
+			return refuse("a component of %s is too long",
+				      rs->opts->path);
+		retval = e2cb_lookup_raw(fs, ino, (const uint8_t *) p,
+					 end - p, &next);
+		if (retval == EXT2_ET_FILE_NOT_FOUND) {
+			retval = make_path_dir(rs, ino, p, end - p, &next);
+			rs->target_new = 1;
+		} else if (!retval) {
+			rs->target_new = 0;
+		}
+		if (retval)
+			goto fail;
+		ino = next;
+		p = end;
+	}
+	if (inode.i_flags & EXT4_ENCRYPT_FL)
+		return refuse("%s is an encrypted directory; names there "
+			      "need its key", rs->opts->path);
+	rs->target = ino;
+	return 0;
+fail:
+	com_err(program_name, retval, "while looking up %s", rs->opts->path);
+	return E2CB_EXIT_ERROR;
+}
+
+/* Names at PATH must be free, lost+found at the root excepted. */
+static int check_collisions(struct restore *rs)
+{
+	struct plan *p = &rs->plan;
+	char shown[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
+	ext2_ino_t ino;
+	size_t i;
+
+	if (p->root_encrypted) {
+		if (rs->target == EXT2_ROOT_INO)
+			return refuse("the archive's root is an encrypted "
+				      "directory; give a PATH for it%s", "");
+		if (!rs->target_new && !is_empty_dir(rs->fs, rs->target))
+			return refuse("%s must be new or empty to take the "
+				      "archive's encrypted root",
+				      rs->opts->path);
+		return 0;
+	}
+	for (i = 0; i < p->ntop; i++) {
+		if (e2cb_lookup_raw(rs->fs, rs->target, p->top[i].name,
+				    p->top[i].name_len, &ino))
+			continue;
+		if (rs->target == EXT2_ROOT_INO &&
+		    p->top[i].name_len == 10 &&
+		    !memcmp(p->top[i].name, "lost+found", 10)) {
+			rs->lost_found_merge = 1;
+			continue;
+		}
+		shown[e2cb_b64url_encode(p->top[i].name, p->top[i].name_len,
+					 shown)] = 0;
+		fprintf(stderr, "%s: refusing to restore: %s already holds "
+			"an entry named %.*s (base64url %s)\n", program_name,
+			rs->opts->path, (int) p->top[i].name_len,
+			(const char *) p->top[i].name, shown);
+		return E2CB_EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* A pipe cannot be read twice: keep standard input in a deleted file. */
+static int spool_stdin(char *name, size_t size)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char tmpl[4096], buf[65536];
+	ssize_t n;
+	int fd;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/e2cryptbak-XXXXXX", dir);
+	fd = mkstemp(tmpl);
+	if (fd < 0) {
+		com_err(program_name, errno, "while creating a file in %s "
+			"to hold standard input", dir);
+		return -1;
+	}
+	unlink(tmpl);
+	while ((n = read(0, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(fd, buf, n) != n) {
+			com_err(program_name, errno, "while copying standard "
+				"input to %s", dir);
+			close(fd);
+			return -1;
+		}
+	}
+	snprintf(name, size, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+static errcode_t open_target(struct restore *rs)
+{
+	io_manager io = unix_io_manager;
+	errcode_t retval;
+
+	if (rs->opts->undo_file) {
+		set_undo_io_backing_manager(unix_io_manager);
+		retval = set_undo_io_backup_file((char *) rs->opts->undo_file);
+		if (retval)
+			return retval;
+		io = undo_io_manager;
+	}
+	retval = e2cb_open_fs2(rs->opts->device, EXT2_FLAG_RW |
+			       EXT2_FLAG_EXCLUSIVE, io, &rs->fs);
+	if (retval)
+		return retval;
+	retval = ext2fs_read_bitmaps(rs->fs);
+	if (retval)
+		com_err(program_name, retval, "while reading the bitmaps of %s",
+			rs->opts->device);
+	return retval;
+}
+
+/* Features the archive needs, set only after every check passed */
+static void adjust_features(struct restore *rs, const struct e2cb_header *h)
+{
+	struct ext2_super_block *sb = rs->fs->super;
+
+	if (rs->plan.has_encrypted && !ext2fs_has_feature_encrypt(sb)) {
+		ext2fs_set_feature_encrypt(sb);
+		printf("%s: encrypt feature turned on\n", rs->opts->device);
+	}
+	if (!rs->plan.has_lblk_policy)
+		goto out;
+	if (memcmp(sb->s_uuid, h->uuid, 16)) {
+		/* keep checksums valid across the UUID change */
+		if (ext2fs_has_feature_metadata_csum(sb) &&
+		    !ext2fs_has_feature_csum_seed(sb)) {
+			sb->s_checksum_seed = ext2fs_crc32c_le(~0, sb->s_uuid,
+							       16);
+			ext2fs_set_feature_csum_seed(sb);
+		}
+		memcpy(sb->s_uuid, h->uuid, 16);
+		ext2fs_init_csum_seed(rs->fs);
+		ext2fs_set_gdt_csum(rs->fs);
+		printf("%s: UUID set to the archive's\n", rs->opts->device);
+	}
+	ext2fs_set_feature_stable_inodes(sb);
+out:
+	ext2fs_mark_super_dirty(rs->fs);
+}
+
+static void show_progress(struct restore *rs, time_t *last, int done)
+{
+	time_t now = time(NULL);
+
+	if (!rs->opts->progress || (!done && now == *last))
+		return;
+	*last = now;
+	fprintf(stderr, "\r%s: %llu/%llu entries%s", program_name,
+		(unsigned long long) rs->done_entries,
+		(unsigned long long) rs->plan.entries, done ? "\n" : "");
+}
+
+/* Pass two: the archive, checked once already, goes in. */
+static int write_entries(struct restore *rs, const char *archive)
+{
+	struct e2cb_entry *e = NULL;
+	time_t last = 0;
+	errcode_t retval;
+	int ret;
+
+	retval = e2cb_reader_open(archive, E2CB_READ_DATA, &rs->r);
+	if (retval) {
+		fprintf(stderr, "%s: %s: %s\n", program_name, archive,
+			e2cb_reader_error(rs->r));
+		return E2CB_EXIT_ERROR;
+	}
+	while ((ret = e2cb_reader_next(rs->r, &e)) == 0) {
+		retval = restore_entry(rs, e);
+		if (retval)
+			break;
+		rs->done_entries++;
+		show_progress(rs, &last, 0);
+	}
+	show_progress(rs, &last, 1);
+	if (ret < 0) {
+		fprintf(stderr, "%s: %s changed since it was checked: %s\n",
+			program_name, archive, e2cb_reader_error(rs->r));
+		return E2CB_EXIT_ERROR;
+	}
+	if (retval) {
+		com_err(program_name, retval, "while restoring %s", e->path);
+		return E2CB_EXIT_ERROR;
+	}
+	return 0;
+}
+
+static void restore_free(struct restore *rs)
+{
+	while (rs->depth)
+		free(rs->stack[--rs->depth].path);
+	free(rs->stack);
+	map_free(&rs->links);
+	map_free(&rs->plan.fixed);
+	free(rs->plan.top);
+	e2cb_reader_close(rs->r);
+}
+
+int e2cb_restore(const struct e2cb_restore_opts *opts)
+{
+	struct restore rs;
+	struct e2cb_reader *hr = NULL;
+	struct e2cb_header hdr;
+	char archive[64];
+	const char *name = opts->archive;
+	int ret, spool_fd = -1;
+	errcode_t retval;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.opts = opts;
+	if (!strcmp(name, "-")) {
+		spool_fd = spool_stdin(archive, sizeof(archive));
+		if (spool_fd < 0)
+			return E2CB_EXIT_ERROR;
+		name = archive;
+	}
+	if (open_target(&rs)) {
+		ret = E2CB_EXIT_ERROR;
+		goto out;
+	}
+	ret = plan_restore(&rs, name);
+	if (ret)
+		goto out;
+	retval = e2cb_reader_open(name, 0, &hr);
+	if (retval) {
+		ret = E2CB_EXIT_ERROR;
+		goto out;
+	}
+	hdr = *e2cb_reader_header(hr);
+	e2cb_reader_close(hr);
+	ret = preflight(&rs, &hdr);
+	if (!ret)
+		ret = prepare_path(&rs);
+	if (!ret)
+		ret = check_collisions(&rs);
+	if (ret)
+		goto out;
+	adjust_features(&rs, &hdr);
+	ret = write_entries(&rs, name);
+	if (ret)
+		fprintf(stderr, "%s: restored %llu of %llu entries; the target "
+			"is consistent up to there%s%s\n", program_name,
+			(unsigned long long) rs.done_entries,
+			(unsigned long long) rs.plan.entries,
+			opts->undo_file ? "; e2undo rolls it back with " : "",
+			opts->undo_file ? opts->undo_file : "");
+	else
+		printf("%s: restored %llu entries (%llu inodes) from %s\n",
+		       opts->device, (unsigned long long) rs.done_entries,
+		       (unsigned long long) rs.plan.inodes, opts->archive);
+out:
+	restore_free(&rs);
+	if (rs.fs) {
+		retval = ext2fs_close_free(&rs.fs);
+		if (retval) {
+			com_err(program_name, retval, "while closing %s",
+				opts->device);
+			ret = E2CB_EXIT_ERROR;
+		}
+	}
+	if (spool_fd >= 0)
+		close(spool_fd);
+	return ret;
+}
