@@ -440,7 +440,6 @@ static void apply_rec(ext2_filsys fs, struct ext2_inode_large *inode,
 	ext2fs_set_i_gid_high(*inode, r->gid >> 16);
 	inode->i_flags = (inode->i_flags & ~RESTORE_FLAGS) |
 			 (r->iflags & RESTORE_FLAGS);
-	inode->i_generation = r->generation;
 	if (extra && inode->i_extra_isize < 32)
 		inode->i_extra_isize = 32;
 	set_time(&inode->i_atime, &inode->i_atime_extra, &r->atime, extra);
@@ -810,6 +809,8 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	if (retval)
 		goto out;
 	apply_rec(fs, inode, &e->rec);
+	/* before any block checksum is computed over it */
+	inode->i_generation = e->rec.generation;
 	inode->i_links_count = 1;
 	if (LINUX_S_ISREG(e->rec.mode) || LINUX_S_ISDIR(e->rec.mode) ||
 	    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
