@@ -80,8 +80,10 @@ static errcode_t check_preamble(const uint8_t *p, size_t len,
 {
 	if (len < 8 || memcmp(p, magic, 4))
 		return EXT2_ET_CRYPT_BAD_BLOB;
+	/* an unknown version only if the record is otherwise intact */
 	if (get16(p + 4) != E2CB_FORMAT_VERSION)
-		return EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION;
+		return e2cb_check_sealed(p, len) ? EXT2_ET_CRYPT_BAD_BLOB :
+			EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION;
 	if (get16(p + 6) != size || len < size)
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	return e2cb_check_sealed(p, len);
@@ -123,6 +125,12 @@ errcode_t e2cb_decode_header(const void *buf, size_t len,
 	const uint8_t *p = buf;
 	errcode_t retval;
 
+	/* the version first: a newer format may have another size */
+	if (len < 8 || memcmp(p, E2CB_HEADER_MAGIC, 4))
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	if (get16(p + 4) != E2CB_FORMAT_VERSION &&
+	    e2cb_check_sealed(p, len) == 0)
+		return EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION;
 	if (len < E2CB_HEADER_FIXED + 4 ||
 	    len != E2CB_HEADER_FIXED + 4 + get16(p + 128) ||
 	    get16(p + 128) > sizeof(h->source_path))

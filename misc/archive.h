@@ -160,6 +160,7 @@ extern const char *e2cb_xattr_prefix(int index);
 /* One entry as the reader hands it out; pointers valid until the next */
 struct e2cb_entry {
 	uint64_t index;			/* 1 for the first after the header */
+	unsigned int depth;		/* path components; 0 for the root */
 	const char *path;
 	const char *linkname;		/* hard link target or symlink text */
 	uint64_t tar_size;

@@ -73,7 +73,7 @@ struct region {
 struct region_list {
 	struct region *r;
 	size_t count, size;
-	uint64_t clip;			/* 0: keep whole blocks */
+	uint64_t limit;			/* data past this is not kept */
 	errcode_t retval;
 };
 
@@ -229,9 +229,11 @@ static int region_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 	uint64_t off = lblk * fs->blocksize;
 	uint64_t len = count * fs->blocksize;
 
-	/* an unencrypted file's last partial block is cut at i_size */
-	if (rl->clip && off < rl->clip && off + len > rl->clip)
-		len = rl->clip - off;
+	/* an unencrypted file's data ends at i_size, as tar expects */
+	if (off >= rl->limit)
+		return 0;
+	if (off + len > rl->limit)
+		len = rl->limit - off;
 	if (rl->count && rl->r[rl->count - 1].off +
 	    rl->r[rl->count - 1].len == off &&
 	    rl->r[rl->count - 1].len % fs->blocksize == 0 &&
@@ -299,8 +301,8 @@ static errcode_t map_regions(struct backup *b, ext2_ino_t ino,
 	errcode_t retval;
 
 	memset(rl, 0, sizeof(*rl));
-	if (!(inode->i_flags & EXT4_ENCRYPT_FL))
-		rl->clip = i_size ? i_size : 1;
+	/* ciphertext is kept whole: i_size alone says where it ends */
+	rl->limit = (inode->i_flags & EXT4_ENCRYPT_FL) ? ~0ULL : i_size;
 	retval = ext2fs_stored_runs_iterate(b->fs, ino,
 					    (struct ext2_inode *) inode,
 					    region_proc, rl);
@@ -308,9 +310,6 @@ static errcode_t map_regions(struct backup *b, ext2_ino_t ino,
 		retval = rl->retval;
 	if (retval)
 		return retval;
-	/* an empty unencrypted file keeps nothing of a stray block */
-	if (i_size == 0 && rl->clip)
-		rl->count = 0;
 	*tar_size = i_size;
 	if (rl->count && rl->r[rl->count - 1].off +
 	    rl->r[rl->count - 1].len > *tar_size)
@@ -336,12 +335,16 @@ static void add_sparse_map(struct archive_entry *e,
 }
 
 static errcode_t write_regions(struct backup *b,
-			       const struct region_list *rl)
+			       const struct region_list *rl,
+			       uint64_t tar_size)
 {
 	uint64_t pos = 0;
 	errcode_t retval;
 	size_t i;
 
+	/* libarchive writes the sparse map with the first data */
+	if (rl->count == 0 && tar_size)
+		return feed_hole(b, tar_size);
 	for (i = 0; i < rl->count; i++) {
 		retval = feed_hole(b, rl->r[i].off - pos);
 		if (retval)
@@ -491,9 +494,9 @@ static errcode_t add_crypt_records(struct backup *b, ext2_ino_t ino,
 				   const struct child *c, int parent_enc,
 				   struct e2cb_inode_rec *r)
 {
-	struct ext4_encrypted_metadata md;
+	__u8 blob[EXT4_CRYPT_BLOB_MAX];
 	__u8 ctx[EXT4_ENCRYPTED_METADATA_MAX];
-	size_t ctx_len = 0;
+	size_t ctx_len = 0, len;
 	int is_dir = LINUX_S_ISDIR(inode->i_mode);
 	errcode_t retval;
 
@@ -503,11 +506,12 @@ static errcode_t add_crypt_records(struct backup *b, ext2_ino_t ino,
 		if (retval)
 			return retval;
 		retval = ext2fs_encode_metadata_blob(EXT2_I_SIZE(inode), ctx,
-						     ctx_len, &md);
+						     ctx_len, blob,
+						     sizeof(blob), &len);
 		if (retval)
 			return retval;
 		archive_entry_xattr_add_entry(b->entry, E2CB_REC_METADATA,
-					      md.metadata, md.len);
+					      blob, len);
 		r->rflags |= E2CB_IF_METADATA;
 	}
 	if (!parent_enc || !c)
@@ -516,11 +520,11 @@ static errcode_t add_crypt_records(struct backup *b, ext2_ino_t ino,
 	if (is_dir && !ctx_len)
 		return EXT2_ET_CRYPT_NO_CONTEXT;
 	retval = ext2fs_encode_filename_blob(&c->name, is_dir, inode->i_mode,
-					     ctx, ctx_len, &md);
+					     ctx, ctx_len, blob, sizeof(blob),
+					     &len);
 	if (retval)
 		return retval;
-	archive_entry_xattr_add_entry(b->entry, E2CB_REC_NAME, md.metadata,
-				      md.len);
+	archive_entry_xattr_add_entry(b->entry, E2CB_REC_NAME, blob, len);
 	r->rflags |= E2CB_IF_NAME;
 	if (c->name.has_hash) {
 		r->rflags |= E2CB_IF_DIRENT_HASH;
@@ -746,7 +750,8 @@ write_header:
 	if (r.rflags & E2CB_IF_INLINE)
 		fatal = write_inline(b, inline_buf, inline_len, r.size);
 	else if (!(r.rflags & E2CB_IF_HARDLINK))
-		fatal = write_regions(b, &rl);
+		fatal = write_regions(b, &rl,
+				      archive_entry_size(b->entry));
 	if (fatal) {
 		if (fatal != EXT2_ET_SHORT_WRITE) {
 			com_err(program_name, fatal,
@@ -866,7 +871,8 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 	return retval;
 }
 
-static errcode_t write_header_entry(struct backup *b, const char *src_path)
+static errcode_t write_header_entry(struct backup *b, const char *src_path,
+				    ext2_ino_t root)
 {
 	struct ext2_super_block *sb = b->fs->super;
 	struct e2cb_header h;
@@ -888,9 +894,10 @@ static errcode_t write_header_entry(struct backup *b, const char *src_path)
 	h.created = time(NULL);
 	snprintf(h.tool_version, sizeof(h.tool_version), "e2cryptbak %s",
 		 E2CRYPTBAK_VERSION);
+	h.root_ino = root;
+	if (strlen(src_path) >= sizeof(h.source_path))
+		return EXT2_ET_TOO_MANY_REFS;
 	h.source_path_len = strlen(src_path);
-	if (h.source_path_len >= sizeof(h.source_path))
-		return EXT2_ET_NO_MEMORY;
 	memcpy(h.source_path, src_path, h.source_path_len);
 	len = e2cb_encode_header(&h, buf, sizeof(buf));
 
@@ -969,7 +976,13 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 	ext2_ino_t root;
 	errcode_t retval;
 
+	if (strlen(src_path) >= 4096) {
+		fprintf(stderr, "%s: PATH is too long\n", program_name);
+		return EXT2_ET_INVALID_ARGUMENT;
+	}
 	retval = e2cb_resolve_path(b->fs, src_path, &root);
+	if (!retval)
+		retval = ext2fs_check_directory(b->fs, root);
 	if (retval) {
 		com_err(program_name, retval, "while looking up %s",
 			src_path);
@@ -985,7 +998,7 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 	e2cb_sum_init(&b->sum);
 	b->inodes_total = b->fs->super->s_inodes_count -
 			  b->fs->super->s_free_inodes_count;
-	retval = write_header_entry(b, src_path);
+	retval = write_header_entry(b, src_path, root);
 	if (retval)
 		return retval;
 	retval = backup_one(b, root, NULL, 0, 0);

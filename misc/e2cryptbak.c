@@ -20,7 +20,7 @@ const char *program_name = "e2cryptbak";
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: %s backup [-p] [-o ARCHIVE|-] [-Z gzip|zstd|xz] DEVICE [PATH]\n"
+"Usage: %s backup [-p] -o ARCHIVE|- [-Z gzip|zstd|xz] DEVICE [PATH]\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
 "                [--enable-encrypt] ARCHIVE|- DEVICE [PATH]\n"
 "       %s list [-l] ARCHIVE|-\n"

@@ -31,6 +31,10 @@ struct e2cb_reader {
 	uint64_t entries, inodes, encrypted, data_bytes;
 	char *path;
 	size_t path_size;
+	char **dirs;			/* directories enclosing the entry */
+	size_t ndirs, dirs_size;
+	uint32_t *linked;		/* inodes a hard link may name */
+	size_t nlinked, linked_size;
 	char err[1024];
 };
 
@@ -143,6 +147,24 @@ static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 	return 0;
 }
 
+/* The header and trailer entries are empty files carrying one record */
+static int check_marker_entry(struct e2cb_reader *r, const char *rec)
+{
+	const char *n;
+	const void *v;
+	size_t s;
+
+	if (archive_entry_size(r->ae) != 0 ||
+	    archive_entry_filetype(r->ae) != AE_IFREG)
+		return damage(r, "the %s entry is not an empty file", rec);
+	archive_entry_xattr_reset(r->ae);
+	while (archive_entry_xattr_next(r->ae, &n, &v, &s) == ARCHIVE_OK)
+		if (strcmp(n, rec))
+			return damage(r, "the %s entry carries '%s' too", rec,
+				      n);
+	return 0;
+}
+
 static int read_header(struct e2cb_reader *r)
 {
 	const void *v;
@@ -156,11 +178,15 @@ static int read_header(struct e2cb_reader *r)
 	if (!v || dup)
 		return damage(r, "not an e2cryptbak archive (the first "
 			      "entry has no %s record)", E2CB_REC_HEADER);
+	if (check_marker_entry(r, E2CB_REC_HEADER))
+		return -1;
 	err = e2cb_decode_header(v, len, &r->hdr);
 	if (err == EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION)
 		return damage(r, "archive format version %u is not "
 			      "supported (this is %u)",
-			      ((const uint8_t *) v)[4], E2CB_FORMAT_VERSION);
+			      ((const uint8_t *) v)[4] |
+			      (((const uint8_t *) v)[5] << 8),
+			      E2CB_FORMAT_VERSION);
 	if (err)
 		return damage(r, "the archive header is damaged (%s)",
 			      error_message(err));
@@ -230,6 +256,8 @@ static int read_trailer(struct e2cb_reader *r, const void *v, size_t len)
 	int ret;
 
 	err = e2cb_decode_trailer(v, len, &r->trailer);
+	if (!err && (r->trailer.tflags & ~E2CB_TF_INCOMPLETE))
+		err = EXT2_ET_CRYPT_BAD_BLOB;
 	if (err)
 		return damage(r, "the trailer is damaged (%s)",
 			      error_message(err));
@@ -345,8 +373,15 @@ static int check_name_path(struct e2cb_reader *r, const struct e2cb_entry *e)
 	char comp[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
 	size_t plen = strlen(e->path), clen;
 
-	if (!(e->rec.rflags & E2CB_IF_NAME))
+	if (!(e->rec.rflags & E2CB_IF_NAME)) {
+		const char *slash = strrchr(e->path, '/');
+
+		clen = slash ? plen - (slash + 1 - e->path) : plen;
+		if (clen > EXT2_NAME_LEN)
+			return damage(r, "the name is longer than %d bytes",
+				      EXT2_NAME_LEN);
 		return 0;
+	}
 	clen = e2cb_b64url_encode(e->name.name, e->name.name_len, comp);
 	if (plen < clen || memcmp(e->path + plen - clen, comp, clen) ||
 	    (plen > clen && e->path[plen - clen - 1] != '/'))
@@ -411,6 +446,163 @@ static int normalize_path(struct e2cb_reader *r, const char *path)
 	return 0;
 }
 
+/* Paths are relative, made of real names: no "", ".", ".." or "/x" */
+static int check_path_syntax(struct e2cb_reader *r, const char *path)
+{
+	const char *p = path, *end;
+	size_t len;
+
+	if (!strcmp(path, "."))
+		return 0;
+	for (;;) {
+		end = strchr(p, '/');
+		len = end ? (size_t) (end - p) : strlen(p);
+		if (len == 0 || len > EXT2_NAME_LEN * 2 ||
+		    (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
+			return damage(r, "the path is not a plain relative "
+				      "path");
+		if (!end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+/*
+ * Entries come in pre-order: each one's directory is an earlier entry
+ * still open.  Pop what it closes; e->depth is its number of components.
+ */
+static int check_path_order(struct e2cb_reader *r, struct e2cb_entry *e)
+{
+	const char *slash = strrchr(e->path, '/');
+	size_t plen = slash ? (size_t) (slash - e->path) : 0;
+	const char *top;
+
+	if (!strcmp(e->path, ".")) {
+		if (r->ndirs || e->index != 1)
+			return damage(r, "the root entry is not the first");
+		e->depth = 0;
+		return 0;
+	}
+	while (r->ndirs) {
+		top = r->dirs[r->ndirs - 1];
+		if (slash ? (strlen(top) == plen &&
+			     !memcmp(top, e->path, plen)) :
+		    !strcmp(top, "."))
+			break;
+		free(r->dirs[--r->ndirs]);
+	}
+	if (!r->ndirs)
+		return damage(r, "the entry's directory is not an earlier "
+			      "entry");
+	e->depth = r->ndirs;
+	return 0;
+}
+
+static int push_dir(struct e2cb_reader *r, const char *path)
+{
+	char **d;
+
+	if (r->ndirs == r->dirs_size) {
+		d = realloc(r->dirs, (r->dirs_size * 2 + 16) * sizeof(*d));
+		if (!d)
+			return damage(r, "out of memory");
+		r->dirs = d;
+		r->dirs_size = r->dirs_size * 2 + 16;
+	}
+	r->dirs[r->ndirs] = strdup(path);
+	if (!r->dirs[r->ndirs])
+		return damage(r, "out of memory");
+	r->ndirs++;
+	return 0;
+}
+
+/* A set of inode numbers, for the hard links' targets */
+static int linked_has(struct e2cb_reader *r, uint32_t ino)
+{
+	size_t i;
+
+	if (!r->linked_size)
+		return 0;
+	for (i = ino % r->linked_size; r->linked[i]; i = (i + 1) %
+	     r->linked_size)
+		if (r->linked[i] == ino)
+			return 1;
+	return 0;
+}
+
+static int linked_add(struct e2cb_reader *r, uint32_t ino)
+{
+	uint32_t *old = r->linked;
+	size_t old_size = r->linked_size, i, j;
+
+	if ((r->nlinked + 1) * 2 > r->linked_size) {
+		r->linked_size = old_size ? old_size * 2 : 64;
+		r->linked = calloc(r->linked_size, sizeof(*r->linked));
+		if (!r->linked)
+			return damage(r, "out of memory");
+		for (j = 0; j < old_size; j++) {
+			if (!old[j])
+				continue;
+			for (i = old[j] % r->linked_size; r->linked[i];
+			     i = (i + 1) % r->linked_size)
+				;
+			r->linked[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = ino % r->linked_size; r->linked[i];
+	     i = (i + 1) % r->linked_size)
+		;
+	r->linked[i] = ino;
+	r->nlinked++;
+	return 0;
+}
+
+static int expected_tar_type(uint32_t mode)
+{
+	switch (mode & LINUX_S_IFMT) {
+	case LINUX_S_IFDIR: return AE_IFDIR;
+	case LINUX_S_IFLNK: return AE_IFLNK;
+	case LINUX_S_IFCHR: return AE_IFCHR;
+	case LINUX_S_IFBLK: return AE_IFBLK;
+	case LINUX_S_IFIFO: return AE_IFIFO;
+	case LINUX_S_IFREG:
+	case LINUX_S_IFSOCK: return AE_IFREG;
+	}
+	return -1;
+}
+
+/* What the inode record says must agree with the tar header and itself */
+static int check_consistency(struct e2cb_reader *r, struct e2cb_entry *e)
+{
+	const struct e2cb_inode_rec *rec = &e->rec;
+	int hard = !!(rec->rflags & E2CB_IF_HARDLINK);
+
+	if (hard != !!archive_entry_hardlink(r->ae))
+		return damage(r, "the hard link flag and the tar header "
+			      "disagree");
+	if (hard && (LINUX_S_ISDIR(rec->mode) ||
+		     !linked_has(r, rec->ino)))
+		return damage(r, "a hard link to inode %u, which no earlier "
+			      "entry holds", rec->ino);
+	if (!hard && expected_tar_type(rec->mode) !=
+	    (int) archive_entry_filetype(r->ae))
+		return damage(r, "the tar type disagrees with the inode's "
+			      "mode 0%o", rec->mode);
+	if (!hard && !!(rec->rflags & E2CB_IF_METADATA) !=
+	    !!(rec->iflags & EXT4_ENCRYPT_FL))
+		return damage(r, "the inode's encrypt flag and its metadata "
+			      "record disagree");
+	if ((rec->rflags & E2CB_IF_SYMLINK) &&
+	    (!LINUX_S_ISLNK(rec->mode) || !(rec->iflags & EXT4_ENCRYPT_FL)))
+		return damage(r, "a symlink record on an entry that is not "
+			      "an encrypted symlink");
+	if ((hard || !LINUX_S_ISREG(rec->mode)) && e->tar_size)
+		return damage(r, "data on an entry that has none");
+	return 0;
+}
+
 int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 {
 	struct e2cb_entry *e = &r->cur;
@@ -428,18 +620,24 @@ int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 		return -1;
 	e->path = r->path;
 	v = find_rec(r, E2CB_REC_TRAILER, &len, &dup);
-	if (v)
-		return dup ? damage(r, "the trailer is duplicated") :
-			read_trailer(r, v, len);
-	if (decode_entry(r, e))
+	if (v) {
+		if (dup || check_marker_entry(r, E2CB_REC_TRAILER))
+			return damage(r, "the trailer entry is malformed");
+		return read_trailer(r, v, len);
+	}
+	if (check_path_syntax(r, e->path) || decode_entry(r, e))
 		return -1;
 	e->linkname = archive_entry_hardlink(r->ae);
 	if (!e->linkname)
 		e->linkname = archive_entry_symlink(r->ae);
 	e->tar_size = archive_entry_size(r->ae);
-	if ((e->rec.rflags & E2CB_IF_HARDLINK) &&
-	    !archive_entry_hardlink(r->ae))
-		return damage(r, "a hard link entry without a link target");
+	if (check_consistency(r, e) || check_path_order(r, e))
+		return -1;
+	if (LINUX_S_ISDIR(e->rec.mode) && push_dir(r, e->path))
+		return -1;
+	if (!(e->rec.rflags & E2CB_IF_HARDLINK) && e->rec.links_count > 1 &&
+	    !LINUX_S_ISDIR(e->rec.mode) && linked_add(r, e->rec.ino))
+		return -1;
 	r->next_seq++;
 	r->entries++;
 	if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
@@ -496,6 +694,10 @@ void e2cb_reader_close(struct e2cb_reader *r)
 		archive_entry_free(r->ae);
 	if (r->a)
 		archive_read_free(r->a);
+	while (r->ndirs)
+		free(r->dirs[--r->ndirs]);
+	free(r->dirs);
+	free(r->linked);
 	free(r->path);
 	free(r);
 }

@@ -31,7 +31,6 @@
 			 EXT4_CASEFOLD_FL)
 
 struct dir_frame {
-	char *path;			/* archive path, "." for the root */
 	ext2_ino_t ino;
 	blk64_t hint;			/* last block we linked into */
 	int encrypted;
@@ -687,27 +686,21 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 	return write_inode(rs, ino, inode);
 }
 
-/* The directory an entry goes into: its parent path's frame */
-static struct dir_frame *find_parent(struct restore *rs, const char *path)
+/*
+ * The directory an entry goes into.  The reader has checked that
+ * entries come in pre-order, so the open directories form a stack and
+ * an entry of depth d goes into its d-th frame.
+ */
+static struct dir_frame *find_parent(struct restore *rs,
+				     const struct e2cb_entry *e)
 {
-	const char *slash = strrchr(path, '/');
-	size_t plen = slash ? (size_t) (slash - path) : 0;
-	struct dir_frame *f;
-
-	while (rs->depth) {
-		f = &rs->stack[rs->depth - 1];
-		if (slash ? (strlen(f->path) == plen &&
-			     !memcmp(f->path, path, plen)) :
-		    !strcmp(f->path, "."))
-			return f;
-		free(f->path);
-		rs->depth--;
-	}
-	return NULL;
+	if (e->depth == 0 || e->depth > rs->depth)
+		return NULL;
+	rs->depth = e->depth;
+	return &rs->stack[e->depth - 1];
 }
 
-static errcode_t push_dir(struct restore *rs, const char *path,
-			  ext2_ino_t ino, int encrypted)
+static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
 {
 	struct dir_frame *f;
 
@@ -715,9 +708,6 @@ static errcode_t push_dir(struct restore *rs, const char *path,
 		       sizeof(*rs->stack)))
 		return EXT2_ET_NO_MEMORY;
 	f = &rs->stack[rs->depth];
-	f->path = strdup(path);
-	if (!f->path)
-		return EXT2_ET_NO_MEMORY;
 	f->ino = ino;
 	f->hint = 0;
 	f->encrypted = encrypted;
@@ -850,7 +840,7 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	    !LINUX_S_ISDIR(e->rec.mode))
 		retval = map_add(&rs->links, e->rec.ino, ino);
 	if (!retval && LINUX_S_ISDIR(e->rec.mode))
-		retval = push_dir(rs, e->path, ino, !!e->ctx);
+		retval = push_dir(rs, ino, !!e->ctx);
 	goto out;
 undo:
 	discard_inode(rs, ino);
@@ -890,7 +880,7 @@ static errcode_t restore_root(struct restore *rs, const struct e2cb_entry *e)
 		if (retval)
 			goto out;
 	}
-	retval = push_dir(rs, ".", rs->target, !!e->ctx);
+	retval = push_dir(rs, rs->target, !!e->ctx);
 out:
 	free(xl.x);
 	ext2fs_free_mem(&inode);
@@ -905,7 +895,7 @@ static errcode_t restore_entry(struct restore *rs, const struct e2cb_entry *e)
 
 	if (!strcmp(e->path, "."))
 		return rs->depth ? EXT2_ET_DIR_CORRUPTED : restore_root(rs, e);
-	dir = find_parent(rs, e->path);
+	dir = find_parent(rs, e);
 	if (!dir)
 		return EXT2_ET_DIR_CORRUPTED;
 	entry_name(e, &n);
@@ -915,7 +905,7 @@ static errcode_t restore_entry(struct restore *rs, const struct e2cb_entry *e)
 	    LINUX_S_ISDIR(e->rec.mode) && !strcmp(e->path, "lost+found") &&
 	    !e2cb_lookup_raw(rs->fs, dir->ino, n.name, n.name_len,
 			     &existing))
-		return push_dir(rs, e->path, existing, 0);
+		return push_dir(rs, existing, 0);
 	if (e->rec.rflags & E2CB_IF_HARDLINK)
 		return restore_hardlink(rs, dir, e, &n);
 	return restore_inode(rs, dir, e, &n);
@@ -965,7 +955,6 @@ static errcode_t make_path_dir(struct restore *rs, ext2_ino_t parent,
 		return retval;
 	/* restore_inode pushed the new directory: take it back off */
 	*ino = rs->stack[--rs->depth].ino;
-	free(rs->stack[rs->depth].path);
 	return 0;
 }
 
@@ -1190,8 +1179,6 @@ static int write_entries(struct restore *rs, const char *archive)
 
 static void restore_free(struct restore *rs)
 {
-	while (rs->depth)
-		free(rs->stack[--rs->depth].path);
 	free(rs->stack);
 	map_free(&rs->links);
 	map_free(&rs->plan.fixed);

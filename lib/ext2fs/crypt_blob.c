@@ -72,24 +72,24 @@ static errcode_t check_blob(const __u8 *blob, size_t len, char kind)
 }
 
 errcode_t ext2fs_encode_metadata_blob(__u64 i_size, const void *ctx,
-				      size_t ctx_len,
-				      struct ext4_encrypted_metadata *md)
+				      size_t ctx_len, void *buf, size_t bufsize,
+				      size_t *len)
 {
-	__u8 *p = (__u8 *) md->metadata;
+	__u8 *p = buf;
 	errcode_t retval;
 
 	retval = ext2fs_validate_encryption_context(ctx, ctx_len);
 	if (retval)
 		return retval;
-	if (EXT4_METADATA_BLOB_HDR + ctx_len > sizeof(md->metadata))
+	if (EXT4_METADATA_BLOB_HDR + ctx_len > bufsize)
 		return EXT2_ET_CRYPT_BLOB_TOO_BIG;
 	p[0] = EXT4_BLOB_MAGIC;
 	p[1] = EXT4_BLOB_METADATA;
 	put_le32(p + 4, i_size & 0xFFFFFFFF);
 	put_le32(p + 8, i_size >> 32);
 	memcpy(p + EXT4_METADATA_BLOB_HDR, ctx, ctx_len);
-	md->len = EXT4_METADATA_BLOB_HDR + ctx_len;
-	seal_blob(p, md->len);
+	*len = EXT4_METADATA_BLOB_HDR + ctx_len;
+	seal_blob(p, *len);
 	return 0;
 }
 
@@ -118,9 +118,9 @@ errcode_t ext2fs_decode_metadata_blob(const void *blob, size_t len,
 errcode_t ext2fs_encode_filename_blob(const struct ext4_encrypted_name *n,
 				      int is_dir, __u32 mode,
 				      const void *dir_ctx, size_t dir_ctx_len,
-				      struct ext4_encrypted_metadata *md)
+				      void *buf, size_t bufsize, size_t *len)
 {
-	__u8 *p = (__u8 *) md->metadata;
+	__u8 *p = buf;
 	size_t hdr = EXT4_FILENAME_BLOB_HDR;
 	errcode_t retval;
 
@@ -133,7 +133,7 @@ errcode_t ext2fs_encode_filename_blob(const struct ext4_encrypted_name *n,
 			return retval;
 		hdr = EXT4_DIRNAME_BLOB_HDR + dir_ctx_len;
 	}
-	if (hdr + n->name_len > sizeof(md->metadata))
+	if (hdr + n->name_len > bufsize)
 		return EXT2_ET_CRYPT_BLOB_TOO_BIG;
 	p[0] = EXT4_BLOB_MAGIC;
 	p[1] = is_dir ? EXT4_BLOB_DIRNAME : EXT4_BLOB_FILENAME;
@@ -143,8 +143,8 @@ errcode_t ext2fs_encode_filename_blob(const struct ext4_encrypted_name *n,
 		memcpy(p + EXT4_DIRNAME_BLOB_HDR, dir_ctx, dir_ctx_len);
 	}
 	memcpy(p + hdr, n->name, n->name_len);
-	md->len = hdr + n->name_len;
-	seal_blob(p, md->len);
+	*len = hdr + n->name_len;
+	seal_blob(p, *len);
 	return 0;
 }
 

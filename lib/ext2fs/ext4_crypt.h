@@ -95,6 +95,12 @@ struct ext4_encrypted_metadata {
 #define EXT4_METADATA_BLOB_HDR		12
 #define EXT4_FILENAME_BLOB_HDR		4
 #define EXT4_DIRNAME_BLOB_HDR		10
+/*
+ * An 'ed' blob of a v2 directory with a 255-byte name is 305 bytes: more
+ * than the v3 struct's 288, which is why the last version of the series
+ * passed a pointer and a length.  Blobs are built in buffers this big.
+ */
+#define EXT4_CRYPT_BLOB_MAX		512
 
 /* A raw on-disk directory entry name, never NUL terminated. */
 struct ext4_encrypted_name {
@@ -157,8 +163,8 @@ extern errcode_t ext2fs_set_encryption_context(ext2_filsys fs,
 /* crypt_blob.c */
 extern __u16 ext2fs_crypt_crc16(__u16 crc, const void *buf, size_t len);
 extern errcode_t ext2fs_encode_metadata_blob(__u64 i_size, const void *ctx,
-					     size_t ctx_len,
-					     struct ext4_encrypted_metadata *md);
+					     size_t ctx_len, void *buf,
+					     size_t bufsize, size_t *len);
 extern errcode_t ext2fs_decode_metadata_blob(const void *blob, size_t len,
 					     __u64 *i_size,
 					     const __u8 **ctx,
@@ -166,8 +172,8 @@ extern errcode_t ext2fs_decode_metadata_blob(const void *blob, size_t len,
 extern errcode_t ext2fs_encode_filename_blob(const struct ext4_encrypted_name *n,
 					     int is_dir, __u32 mode,
 					     const void *dir_ctx,
-					     size_t dir_ctx_len,
-					     struct ext4_encrypted_metadata *md);
+					     size_t dir_ctx_len, void *buf,
+					     size_t bufsize, size_t *len);
 extern errcode_t ext2fs_decode_filename_blob(const void *blob, size_t len,
 					     struct ext4_encrypted_name *n,
 					     int *is_dir, __u32 *mode,
