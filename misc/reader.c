@@ -413,6 +413,8 @@ static int decode_entry(struct e2cb_reader *r, struct e2cb_entry *e)
 		return damage(r, "the path was altered");
 	if (check_prev_data(r, e->rec.prev_data_bytes, e->rec.prev_data_crc))
 		return -1;
+	if (find_rec(r, E2CB_REC_HEADER, &len, &dup))
+		return damage(r, "a header record on an inode entry");
 	if (check_rec_names(r) || decode_crypt_records(r, e) ||
 	    decode_other_records(r, e) || check_name_path(r, e))
 		return -1;
@@ -600,6 +602,11 @@ static int check_consistency(struct e2cb_reader *r, struct e2cb_entry *e)
 			      "an encrypted symlink");
 	if ((hard || !LINUX_S_ISREG(rec->mode)) && e->tar_size)
 		return damage(r, "data on an entry that has none");
+	if (((rec->rflags & E2CB_IF_DIRENT_HASH) &&
+	     !(rec->rflags & E2CB_IF_NAME)) ||
+	    ((rec->rflags & E2CB_IF_INLINE) && !LINUX_S_ISREG(rec->mode)))
+		return damage(r, "the inode record's flags contradict each "
+			      "other");
 	return 0;
 }
 
