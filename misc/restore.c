@@ -887,6 +887,27 @@ out:
 	return retval;
 }
 
+/* The target's own lost+found takes the archived one's metadata. */
+static errcode_t merge_lost_found(struct restore *rs,
+				  const struct e2cb_entry *e, ext2_ino_t ino)
+{
+	struct ext2_inode_large *inode;
+	errcode_t retval;
+
+	retval = ext2fs_get_memzero(EXT2_INODE_SIZE(rs->fs->super), &inode);
+	if (retval)
+		return retval;
+	retval = ext2fs_read_inode_full(rs->fs, ino,
+					(struct ext2_inode *) inode,
+					EXT2_INODE_SIZE(rs->fs->super));
+	if (!retval && LINUX_S_ISDIR(inode->i_mode)) {
+		apply_rec(rs->fs, inode, &e->rec);
+		retval = write_inode(rs, ino, inode);
+	}
+	ext2fs_free_mem(&inode);
+	return retval ? retval : push_dir(rs, ino, 0);
+}
+
 static errcode_t restore_entry(struct restore *rs, const struct e2cb_entry *e)
 {
 	struct ext4_encrypted_name n;
@@ -905,7 +926,7 @@ static errcode_t restore_entry(struct restore *rs, const struct e2cb_entry *e)
 	    LINUX_S_ISDIR(e->rec.mode) && !strcmp(e->path, "lost+found") &&
 	    !e2cb_lookup_raw(rs->fs, dir->ino, n.name, n.name_len,
 			     &existing))
-		return push_dir(rs, existing, 0);
+		return merge_lost_found(rs, e, existing);
 	if (e->rec.rflags & E2CB_IF_HARDLINK)
 		return restore_hardlink(rs, dir, e, &n);
 	return restore_inode(rs, dir, e, &n);
