@@ -395,12 +395,10 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 			 fs->super->s_free_inodes_count);
 		return refuse("%s", msg);
 	}
-	if (rs->opts->keep_ino || p->has_lblk_policy) {
+	ret = check_uuid(rs, h);
+	if (!ret && (rs->opts->keep_ino || p->has_lblk_policy))
 		ret = check_inodes_free(rs);
-		if (ret)
-			return ret;
-	}
-	return check_uuid(rs, h);
+	return ret;
 }
 
 static int mode_to_ft(uint32_t mode)
