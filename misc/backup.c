@@ -955,6 +955,12 @@ static errcode_t open_output(struct backup *b,
 	/* SCHILY.xattr is what GNU tar and bsdtar both understand */
 	archive_write_set_format_option(b->a, "pax", "xattrheader", "SCHILY");
 	archive_write_set_bytes_per_block(b->a, 10240);
+	/*
+	 * No padding after the last block, even on standard output: zeros
+	 * after a zstd or xz stream are not a valid frame, and the same
+	 * bytes should come out whatever the destination.
+	 */
+	archive_write_set_bytes_in_last_block(b->a, 1);
 	if (!opts->compress)
 		r = ARCHIVE_OK;
 	else if (!strcmp(opts->compress, "gzip"))

@@ -12,6 +12,29 @@
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 
+/* A device or image shorter than its filesystem has lost data. */
+static errcode_t check_device_size(const char *device, ext2_filsys fs)
+{
+	blk64_t dev_blocks = 0;
+	errcode_t retval;
+
+	retval = ext2fs_get_device_size2(device, fs->blocksize, &dev_blocks);
+	if (retval == EXT2_ET_UNIMPLEMENTED)
+		return 0;
+	if (retval) {
+		com_err(program_name, retval, "while finding the size of %s",
+			device);
+		return retval;
+	}
+	if (dev_blocks >= ext2fs_blocks_count(fs->super))
+		return 0;
+	fprintf(stderr, "%s: %s is truncated: its filesystem has %llu "
+		"blocks, it holds only %llu\n", program_name, device,
+		(unsigned long long) ext2fs_blocks_count(fs->super),
+		(unsigned long long) dev_blocks);
+	return EXT2_ET_SHORT_READ;
+}
+
 /*
  * Open @device through libext2fs.  A filesystem mounted read-write is
  * changing under us (and must never be written by us): refuse it.  A
@@ -59,7 +82,10 @@ errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 				program_name, device);
 		return retval;
 	}
-	return 0;
+	retval = check_device_size(device, *ret_fs);
+	if (retval)
+		ext2fs_close_free(ret_fs);
+	return retval;
 }
 
 static int has_extra_field(size_t inode_size,
