@@ -1,0 +1,76 @@
+# restore_lib.sh --- helpers of the restore tests, sourced after
+# test_lib.sh.
+#
+# This file may be redistributed under the terms of the GNU General
+# Public License, version 2.
+
+FS_TREE=$TOOLS/fs_tree.py
+
+# sb_field IMAGE FIELD: a "dumpe2fs -h" field
+sb_field() {
+	dumpe2fs -h "$1" 2>/dev/null | sed -n "s/^$2: *//p"
+}
+
+# fresh_like SOURCE TARGET [SAME_UUID]: a new empty ext4 image with the
+# source's size, block size, inode size and encryption features (and its
+# UUID when asked), as an administrator would prepare a restore target.
+fresh_like() {
+	local src=$1 dst=$2 feats=encrypt uuid=
+
+	case " $(sb_field "$src" 'Filesystem features') " in
+	*" stable_inodes "*) feats=$feats,stable_inodes ;;
+	esac
+	[ -n "$3" ] && uuid="-U $(sb_field "$src" 'Filesystem UUID')"
+	rm -f "$dst"
+	truncate -s "$(stat -c %s "$src")" "$dst"
+	# shellcheck disable=SC2086
+	mke2fs -q -F -t ext4 -b "$(sb_field "$src" 'Block size')" \
+		-I "$(sb_field "$src" 'Inode size')" -O "$feats" $uuid \
+		"$dst" || fail "mke2fs of $dst"
+}
+
+# fsck_clean LABEL IMAGE: e2fsck -fn finds nothing
+fsck_clean() {
+	e2fsck -fn "$2" >"$1.fsck" 2>&1 ||
+		soft_fail "$1: e2fsck -fn: $(grep -v '^Pass\|^e2fsck' "$1.fsck" | head -n 3)"
+}
+
+# same_tree LABEL ORIG RESTORED: debugfs sees the same raw names,
+# contexts, modes, owners, times, xattrs, targets and stored blocks
+same_tree() {
+	"$PYTHON" "$FS_TREE" "$2" >"$1.orig.tree" 2>"$1.orig.err" ||
+		fail "$1: fs_tree $2: $(cat "$1.orig.err")"
+	"$PYTHON" "$FS_TREE" "$3" >"$1.rest.tree" 2>"$1.rest.err" ||
+		fail "$1: fs_tree $3: $(cat "$1.rest.err")"
+	[ -s "$1.orig.tree" ] || fail "$1: empty tree"
+	if ! diff -u "$1.orig.tree" "$1.rest.tree" >"$1.tree.diff"; then
+		soft_fail "$1: the restored tree differs: $(head -n 6 "$1.tree.diff")"
+		return 1
+	fi
+	echo "$1: $(wc -l <"$1.orig.tree") entries identical under debugfs"
+}
+
+# with_keys IMAGE KEYS MNT CMD...: mount IMAGE on MNT, add every key of
+# the KEYS file, run CMD, unmount (the kernel is the oracle)
+with_keys() {
+	local img=$1 keys=$2 mnt=$3 ver id hex rc
+
+	shift 3
+	mkdir -p "$mnt"
+	mount -o loop "$img" "$mnt" || return 1
+	while read -r ver id hex; do
+		[ -n "$hex" ] || continue
+		# test keys only: the fixtures' keys are public
+		printf '%b' "$(echo "$hex" | sed 's/../\\x&/g')" >key.bin
+		if [ "$ver" = v1 ]; then
+			"$FSCRYPT_HELPER" add_key_v1 "$mnt" key.bin "$id"
+		else
+			"$FSCRYPT_HELPER" add_key "$mnt" key.bin
+		fi >/dev/null || { rm -f key.bin; umount "$mnt"; return 1; }
+	done <"$keys"
+	rm -f key.bin
+	"$@"
+	rc=$?
+	umount "$mnt" || umount -l "$mnt"
+	return $rc
+}
