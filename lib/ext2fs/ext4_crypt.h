@@ -15,7 +15,7 @@
 #define EXT4_CRYPT_H
 
 #include <ext2fs/ext2fs.h>
-#include "crypt_err.h"
+#include <ext2fs/crypt_err.h>
 
 /* xattr name index and name under which ext4 keeps the context */
 #define EXT4_XATTR_INDEX_ENCRYPTION	9
