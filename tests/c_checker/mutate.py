@@ -17,6 +17,7 @@ import struct
 import sys
 import tarfile
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.environ.get("TOOLS", os.path.dirname(__file__)))
 from check_archive import crc16, crc32c  # noqa: E402
 

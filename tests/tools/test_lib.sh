@@ -84,13 +84,22 @@ expect_rc() {
 	return 0
 }
 
-# Committed fixtures: those of ALL_FIXTURES whose image.xz exists.
+# Committed fixtures: every FIXTURES/NAME/image.xz, those of
+# ALL_FIXTURES first, in that order, then any others in sorted order.
 fixture_list() {
-	local n
+	local n d
 
 	for n in $ALL_FIXTURES; do
 		[ -f "$FIXTURES/$n/image.xz" ] && echo "$n"
 	done
+	for d in "$FIXTURES"/*/; do
+		n=$(basename "$d")
+		case " $ALL_FIXTURES " in
+		*" $n "*) continue ;;
+		esac
+		[ -f "$FIXTURES/$n/image.xz" ] && echo "$n"
+	done
+	return 0
 }
 
 # unpack_fixture NAME DIR: DIR/image and copies of its keys, manifest
