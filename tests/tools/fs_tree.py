@@ -76,6 +76,8 @@ class Tree:
             cmds += ["ex -l <%d>" % i, "ea_list <%d>" % i, "imap <%d>" % i]
             if self.st[i]["flags"] & ENCRYPT_FL:
                 cmds.append("ea_get -x <%d> c" % i)
+            if self.st[i]["inline_size"] is not None:
+                cmds.append("ea_get -x <%d> system.data" % i)
         self.out = self.dbg.run(cmds)
         xcmds = []
         self.names = {}
@@ -90,11 +92,30 @@ class Tree:
             return parse_extents(self.out["ex -l <%d>" % ino])
         return st["blocks"]
 
+    def content(self, ino, st):
+        """Digest of an unencrypted file's bytes, whatever its layout."""
+        if st["inline_size"] is not None:
+            # the first 60 bytes in i_block, the rest in "system.data"
+            out = self.raw_inode(ino)[40:100]
+            rest = parse_ea_hex(self.out["ea_get -x <%d> system.data" %
+                                         ino])
+            out = (out + (rest or b""))[:st["size"]]
+            out += bytes(st["size"] - len(out))
+            return "data=" + hashlib.sha256(out).hexdigest()[:16]
+        data = bytearray(st["size"])
+        for lblk, n, pblk, uninit in self.extents(ino, st):
+            off = lblk * self.bs
+            if uninit or off >= st["size"]:
+                continue
+            self.fd.seek(pblk * self.bs)
+            chunk = self.fd.read(min(n * self.bs, st["size"] - off))
+            data[off:off + len(chunk)] = chunk
+        return "data=" + hashlib.sha256(bytes(data)).hexdigest()[:16]
+
     def stored(self, ino, st):
         """Digest of the stored blocks and their hole map."""
-        if st["inline_size"] is not None:
-            out = self.dbg.run(["cat <%d>" % ino])["cat <%d>" % ino]
-            return "inline:" + hashlib.sha256(out).hexdigest()[:16]
+        if not st["flags"] & ENCRYPT_FL:
+            return self.content(ino, st)
         h = hashlib.sha256()
         regions = []
         for lblk, n, pblk, uninit in sorted(self.extents(ino, st)):
