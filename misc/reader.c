@@ -33,25 +33,61 @@ struct e2cb_reader {
 	size_t path_size;
 	char **dirs;			/* directories enclosing the entry */
 	size_t ndirs, dirs_size;
+	uint64_t prev_index;		/* the entry before the current one */
+	char *prev_path;
 	uint32_t *linked;		/* inodes a hard link may name */
 	size_t nlinked, linked_size;
 	char err[1024];
 };
 
-static int damage(struct e2cb_reader *r, const char *fmt, ...)
+static int vdamage(struct e2cb_reader *r, uint64_t index, const char *path,
+		   const char *fmt, va_list ap)
 {
 	char msg[768];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (r->cur.path)
+	if (path)
 		snprintf(r->err, sizeof(r->err), "entry %llu (%s): %s",
-			 (unsigned long long) r->cur.index, r->cur.path, msg);
+			 (unsigned long long) index, path, msg);
 	else
 		snprintf(r->err, sizeof(r->err), "%s", msg);
 	return -1;
+}
+
+/* Damage in the entry being read */
+static int damage(struct e2cb_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vdamage(r, r->cur.index, r->cur.path, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/*
+ * Damage that shows only once the next entry is reached: in the data of
+ * the entry before (its sum is in the next record), or a stream that
+ * ends after it.  Name that entry, where the damage lies.
+ */
+static int damage_prev(struct e2cb_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vdamage(r, r->prev_index, r->prev_path, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* libarchive does not always say why a read failed */
+static const char *archive_why(struct e2cb_reader *r)
+{
+	const char *msg = archive_error_string(r->a);
+
+	return msg ? msg : "unexpected end of the archive";
 }
 
 const char *e2cb_reader_error(struct e2cb_reader *r)
@@ -112,17 +148,27 @@ static int check_rec_names(struct e2cb_reader *r)
 	return 0;
 }
 
+/*
+ * The next tar header could not be read: the archive is cut short (or
+ * damaged) at the entry that was due, whose path is not known yet.
+ */
 static int next_tar_header(struct e2cb_reader *r, const char *what)
 {
 	int ret = archive_read_next_header2(r->a, r->ae);
+	char where[512] = "";
 
-	if (ret == ARCHIVE_EOF)
-		return damage(r, "the archive ends before %s: it is "
-			      "truncated", what);
-	if (ret < ARCHIVE_WARN)
-		return damage(r, "while reading %s: %s", what,
-			      archive_error_string(r->a));
-	return 0;
+	if (ret >= ARCHIVE_WARN && ret != ARCHIVE_EOF)
+		return 0;
+	if (r->prev_path)
+		snprintf(where, sizeof(where), ", the one after entry %llu "
+			 "(%s)", (unsigned long long) r->prev_index,
+			 r->prev_path);
+	snprintf(r->err, sizeof(r->err), "entry %llu (%s%s): the archive %s "
+		 "(%s)", (unsigned long long) r->next_seq, what, where,
+		 ret == ARCHIVE_EOF ? "ends before it: it is truncated" :
+		 "is truncated or damaged in its header",
+		 ret == ARCHIVE_EOF ? "no more entries" : archive_why(r));
+	return -1;
 }
 
 static errcode_t open_archive(struct e2cb_reader *r, const char *name)
@@ -172,7 +218,7 @@ static int read_header(struct e2cb_reader *r)
 	int dup = 0;
 	errcode_t err;
 
-	if (next_tar_header(r, "its header"))
+	if (next_tar_header(r, "the header"))
 		return -1;
 	v = find_rec(r, E2CB_REC_HEADER, &len, &dup);
 	if (!v || dup)
@@ -223,8 +269,8 @@ static int drain_data(struct e2cb_reader *r)
 	if (!(r->flags & E2CB_READ_DATA)) {
 		r->data_done = 1;
 		if (archive_read_data_skip(r->a) < ARCHIVE_WARN)
-			return damage(r, "while skipping data: %s",
-				      archive_error_string(r->a));
+			return damage(r, "while skipping its data: %s",
+				      archive_why(r));
 		return 0;
 	}
 	if (e2cb_reader_data(r, NULL, NULL))
@@ -241,9 +287,9 @@ static int check_prev_data(struct e2cb_reader *r, uint64_t bytes,
 	if (!(r->flags & E2CB_READ_DATA))
 		return 0;
 	if (r->sum.bytes != bytes || got != crc)
-		return damage(r, "the data of the previous entry is damaged "
-			      "(%llu bytes read, crc32c %08x; %llu bytes, "
-			      "%08x recorded)",
+		return damage_prev(r, "its data is damaged (%llu bytes read, "
+				   "crc32c %08x; %llu bytes, %08x recorded "
+				   "in the next entry)",
 			      (unsigned long long) r->sum.bytes, got,
 			      (unsigned long long) bytes, crc);
 	return 0;
@@ -621,7 +667,7 @@ int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 		return -1;
 	memset(e, 0, sizeof(*e));
 	e->index = r->next_seq;
-	if (next_tar_header(r, "its trailer"))
+	if (next_tar_header(r, "an entry or the trailer"))
 		return -1;
 	if (normalize_path(r, archive_entry_pathname(r->ae)))
 		return -1;
@@ -654,6 +700,9 @@ int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 	}
 	e2cb_sum_init(&r->sum);
 	r->data_done = 0;
+	free(r->prev_path);
+	r->prev_path = strdup(e->path);
+	r->prev_index = e->index;
 	*ret = e;
 	return 0;
 }
@@ -686,8 +735,7 @@ errcode_t e2cb_reader_data(struct e2cb_reader *r, e2cb_data_func func,
 		}
 	}
 	if (ret != ARCHIVE_EOF) {
-		damage(r, "while reading data: %s",
-		       archive_error_string(r->a));
+		damage(r, "while reading its data: %s", archive_why(r));
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	}
 	return 0;
@@ -705,6 +753,7 @@ void e2cb_reader_close(struct e2cb_reader *r)
 		free(r->dirs[--r->ndirs]);
 	free(r->dirs);
 	free(r->linked);
+	free(r->prev_path);
 	free(r->path);
 	free(r);
 }
