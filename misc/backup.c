@@ -81,22 +81,6 @@ struct region_list {
 /* Holes are fed to libarchive from here; it skips them without copying. */
 static const char zero_buf[64 * 1024];
 
-static int grow(void **arr, size_t *size, size_t count, size_t elem)
-{
-	void *p;
-	size_t n;
-
-	if (count < *size)
-		return 0;
-	n = *size ? *size * 2 : 16;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*size = n;
-	return 0;
-}
-
 /* Linear probing table; only inodes with several names enter it. */
 static const char *link_lookup(struct link_table *t, ext2_ino_t ino)
 {
@@ -242,7 +226,7 @@ static int region_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 		rl->r[rl->count - 1].len += len;
 		return 0;
 	}
-	if (grow((void **) &rl->r, &rl->size, rl->count, sizeof(*rl->r))) {
+	if (e2cb_grow((void **) &rl->r, &rl->size, rl->count, sizeof(*rl->r))) {
 		rl->retval = EXT2_ET_NO_MEMORY;
 		return BLOCK_ABORT;
 	}
@@ -783,7 +767,7 @@ static int collect_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
 	if (de->name[0] == '.' && (len == 1 || (len == 2 &&
 						de->name[1] == '.')))
 		return 0;
-	if (grow((void **) &cl->c, &cl->size, cl->count, sizeof(*cl->c))) {
+	if (e2cb_grow((void **) &cl->c, &cl->size, cl->count, sizeof(*cl->c))) {
 		cl->retval = EXT2_ET_NO_MEMORY;
 		return DIRENT_ABORT;
 	}

@@ -68,22 +68,6 @@ struct restore {
 	uint64_t done_entries, done_bytes;
 };
 
-static int grow_array(void **arr, size_t *size, size_t count, size_t elem)
-{
-	void *p;
-	size_t n;
-
-	if (count < *size)
-		return 0;
-	n = *size ? *size * 2 : 16;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*size = n;
-	return 0;
-}
-
 static errcode_t map_add(struct ino_map *m, ext2_ino_t from, ext2_ino_t to)
 {
 	if (m->count == m->size) {
@@ -226,7 +210,7 @@ static int plan_restore(struct restore *rs, const char *archive)
 				E2CB_IF_NAME ? e->name.name_len :
 				strlen(last_component(e->path)) & 0xff, 1);
 		if (is_top_level(e->path)) {
-			if (grow_array((void **) &p->top, &p->top_size,
+			if (e2cb_grow((void **) &p->top, &p->top_size,
 				       p->ntop, sizeof(*p->top)))
 				goto nomem;
 			entry_name(e, &p->top[p->ntop++]);
@@ -460,7 +444,7 @@ static int collect_xattr(int index, const char *name, size_t name_len,
 {
 	struct xattr_list *l = priv;
 
-	if (grow_array((void **) &l->x, &l->size, l->count, sizeof(*l->x)))
+	if (e2cb_grow((void **) &l->x, &l->size, l->count, sizeof(*l->x)))
 		return 1;
 	l->x[l->count].index = index;
 	l->x[l->count].name = name;
@@ -702,7 +686,7 @@ static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
 {
 	struct dir_frame *f;
 
-	if (grow_array((void **) &rs->stack, &rs->stack_size, rs->depth,
+	if (e2cb_grow((void **) &rs->stack, &rs->stack_size, rs->depth,
 		       sizeof(*rs->stack)))
 		return EXT2_ET_NO_MEMORY;
 	f = &rs->stack[rs->depth];

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
 #include <et/com_err.h>
@@ -306,5 +307,22 @@ errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 		p = end;
 	}
 	*ret = ino;
+	return 0;
+}
+
+/* Make room in *@arr (of *@size elements) for element @count. */
+int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem)
+{
+	void *p;
+	size_t n;
+
+	if (count < *size)
+		return 0;
+	n = *size ? *size * 2 : 16;
+	p = realloc(*arr, n * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*size = n;
 	return 0;
 }
