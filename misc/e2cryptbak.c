@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
+#include "fscrypt/fscrypt.h"
 
 const char *program_name = "e2cryptbak";
 
@@ -24,18 +25,24 @@ static void usage(FILE *f)
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
 "                [--enable-encrypt] ARCHIVE|- DEVICE [PATH]\n"
 "       %s list [-l] ARCHIVE|-\n"
+"       %s list -k KEYFILE [-k ...] [--passphrase-file F] ARCHIVE|-|DEVICE\n"
 "       %s verify ARCHIVE|-\n"
+"       %s extract -k KEYFILE [-k ...] [--passphrase-file F] [-C DIR]\n"
+"                [--overwrite] ARCHIVE|-|DEVICE [PATH...]\n"
 "       %s -V | --help\n"
 "\n"
 "backup   archive an unmounted ext4 filesystem (or the subtree PATH) with\n"
 "         its encrypted files as ciphertext: no key needed\n"
 "restore  write an archive into an unmounted ext4 filesystem (at PATH);\n"
 "         the owners' keys open the restored files: no key needed\n"
-"list     list an archive; encrypted names appear as base64url\n"
+"list     list an archive; encrypted names appear as base64url, and\n"
+"         with keys (-k) beside their plaintext\n"
 "verify   check every checksum of an archive\n"
+"extract  decrypt an archive, or an unmounted ext4 device or image,\n"
+"         into DIR with the owners' keys: no kernel, mount or root\n"
 "\n"
 "See e2cryptbak(8).\n", program_name, program_name, program_name,
-		program_name, program_name);
+		program_name, program_name, program_name, program_name);
 }
 
 static int usage_error(const char *msg)
@@ -128,18 +135,113 @@ static int cmd_restore(int argc, char **argv)
 	return e2cb_restore(&opts);
 }
 
+/* -k, --key-hex and --passphrase-file, shared by list and extract */
+#define KEY_OPTIONS \
+	{ "key", required_argument, NULL, 'k' }, \
+	{ "key-hex", required_argument, NULL, 'H' }, \
+	{ "passphrase-file", required_argument, NULL, 'P' }
+
+static int key_option(struct e2cb_extract_opts *opts, int c)
+{
+	switch (c) {
+	case 'k':
+		opts->key_files[opts->nkey_files++] = optarg;
+		return 1;
+	case 'H':
+		opts->key_hex[opts->nkey_hex++] = optarg;
+		return 1;
+	case 'P':
+		if (opts->passphrase_file)
+			return 0;
+		opts->passphrase_file = optarg;
+		return 1;
+	}
+	return 0;
+}
+
+static int alloc_key_options(struct e2cb_extract_opts *opts, int argc)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->key_files = calloc(argc, sizeof(char *));
+	opts->key_hex = calloc(argc, sizeof(char *));
+	return opts->key_files && opts->key_hex;
+}
+
+static int has_keys(const struct e2cb_extract_opts *opts)
+{
+	return opts->nkey_files || opts->nkey_hex || opts->passphrase_file;
+}
+
+static int run_extract(struct e2cb_extract_opts *opts)
+{
+	int ret;
+
+	add_error_table(&et_fscr_error_table);
+	ret = e2cb_extract(opts);
+	free(opts->key_files);
+	free(opts->key_hex);
+	return ret;
+}
+
 static int cmd_list(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		KEY_OPTIONS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct e2cb_extract_opts opts;
 	int c, long_format = 0;
 
-	while ((c = getopt(argc, argv, "l")) != EOF) {
-		if (c != 'l')
+	if (!alloc_key_options(&opts, argc))
+		return E2CB_EXIT_ERROR;
+	while ((c = getopt_long(argc, argv, "lk:", longopts, NULL)) != EOF) {
+		if (c == 'l')
+			long_format = 1;
+		else if (!key_option(&opts, c))
 			return usage_error(NULL);
-		long_format = 1;
 	}
 	if (argc - optind != 1)
 		return usage_error("list needs one ARCHIVE");
-	return e2cb_list(argv[optind], long_format);
+	if (!has_keys(&opts)) {
+		free(opts.key_files);
+		free(opts.key_hex);
+		return e2cb_list(argv[optind], long_format);
+	}
+	opts.source = argv[optind];
+	opts.list_only = 1;
+	return run_extract(&opts);
+}
+
+static int cmd_extract(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		KEY_OPTIONS,
+		{ "directory", required_argument, NULL, 'C' },
+		{ "overwrite", no_argument, NULL, 'O' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct e2cb_extract_opts opts;
+	int c;
+
+	if (!alloc_key_options(&opts, argc))
+		return E2CB_EXIT_ERROR;
+	while ((c = getopt_long(argc, argv, "k:C:", longopts, NULL)) != EOF) {
+		if (c == 'C')
+			opts.dir = optarg;
+		else if (c == 'O')
+			opts.overwrite = 1;
+		else if (!key_option(&opts, c))
+			return usage_error(NULL);
+	}
+	if (optind >= argc)
+		return usage_error("extract needs an ARCHIVE or a DEVICE");
+	if (!has_keys(&opts))
+		return usage_error("extract needs a key: -k KEYFILE, "
+				   "--key-hex HEX or --passphrase-file F");
+	opts.source = argv[optind];
+	opts.paths = argv + optind + 1;
+	opts.npaths = argc - optind - 1;
+	return run_extract(&opts);
 }
 
 static int cmd_verify(int argc, char **argv)
@@ -161,6 +263,7 @@ int main(int argc, char **argv)
 		{ "restore", cmd_restore },
 		{ "list", cmd_list },
 		{ "verify", cmd_verify },
+		{ "extract", cmd_extract },
 	};
 	size_t i;
 

@@ -39,10 +39,25 @@ struct e2cb_restore_opts {
 	int add_encrypt;		/* turn on the encrypt feature */
 };
 
+struct e2cb_extract_opts {
+	const char *source;		/* archive, "-", or ext4 device/image */
+	const char *dir;		/* -C, default "." */
+	char **paths;			/* subtrees, plaintext; none: all */
+	int npaths;
+	const char **key_files;
+	int nkey_files;
+	const char **key_hex;
+	int nkey_hex;
+	const char *passphrase_file;
+	int overwrite;
+	int list_only;			/* list -k: print, write nothing */
+};
+
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
 extern int e2cb_restore(const struct e2cb_restore_opts *opts);
 extern int e2cb_list(const char *archive_name, int long_format);
 extern int e2cb_verify(const char *archive_name);
+extern int e2cb_extract(const struct e2cb_extract_opts *opts);
 
 /* util.c */
 extern errcode_t e2cb_open_fs(const char *device, int flags,

@@ -1,0 +1,1868 @@
+/*
+ * extract.c --- e2cryptbak extract and list -k: decrypt with the key
+ *
+ * The owner's keys turn an archive, or an unmounted ext4 device or image
+ * read through libext2fs, back into the plaintext tree.  Both sources
+ * hand the same per-entry code their objects in pre-order.  The tree is
+ * written under DIR with openat() and friends relative to descriptors of
+ * directories this run opened without following symlinks, and every
+ * decrypted name is checked first, so that no name -- a decrypted name
+ * can hold any byte -- reaches outside DIR.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <et/com_err.h>
+#include "e2cryptbak.h"
+#include "fscrypt/fscrypt.h"
+
+#define IOBUF_SIZE	(1024 * 1024)
+#define MAX_DEPTH	4096
+
+/* Why the entries below a directory are not extracted */
+enum skip {
+	SKIP_NONE,
+	SKIP_SILENT,		/* outside the PATHs asked for */
+	SKIP_MISSING,		/* the key for their names was not given */
+	SKIP_FAILED,		/* the directory itself could not be made */
+};
+
+/* Where an entry stands with respect to the PATH operands */
+enum sel { SEL_ALL, SEL_ANCESTOR, SEL_NONE };
+
+struct pbuf {
+	char *s;
+	size_t len, size;
+};
+
+/* What is applied to an object once it is complete */
+struct meta {
+	uint32_t mode, uid, gid;
+	struct e2cb_time atime, mtime;
+	uint8_t *xattrs;		/* a sealed xattr record, or NULL */
+	size_t xattrs_len;
+};
+
+struct frame {
+	int fd;				/* -1: not created */
+	int skip;
+	int sel;
+	int encrypted;			/* entries' names are ciphertext */
+	struct fscrypt_inode *names;	/* their key */
+	struct fscrypt_key_spec spec;	/* SKIP_MISSING: the key wanted */
+	size_t plain_len, cipher_len;
+	int apply_meta;
+	struct meta meta;
+};
+
+/* One object as a source describes it */
+struct xentry {
+	uint32_t ino;
+	uint32_t mode, uid, gid, links;
+	uint64_t size;
+	struct e2cb_time atime, mtime;
+	uint32_t rdev_major, rdev_minor;
+	const uint8_t *ctx;		/* NULL: not encrypted */
+	size_t ctx_len;
+	const uint8_t *name;		/* raw, as on disk; NULL: the root */
+	size_t name_len;
+	const uint8_t *xattrs;		/* sealed xattr record, or NULL */
+	size_t xattrs_len;
+	const uint8_t *target;		/* symlink: as stored */
+	size_t target_len;
+	int hardlink;			/* the data went with an earlier name */
+};
+
+struct link {
+	uint32_t ino;
+	char *path;			/* plaintext, relative to DIR */
+	size_t len;
+};
+
+struct missing {
+	struct fscrypt_key_spec spec;
+	uint64_t count;
+	char **paths;
+	size_t npaths, size;
+};
+
+struct sel_path {
+	char *s;
+	size_t len;
+	int found;
+};
+
+struct xt;
+struct writer;
+
+/* How a source writes the data of a regular file */
+typedef errcode_t (*feed_func)(struct xt *x, const struct xentry *e,
+			       struct writer *w);
+
+struct xt {
+	const struct e2cb_extract_opts *o;
+	struct fscrypt_keyring *kr;
+	struct e2cb_reader *r;
+	ext2_filsys fs;
+	ext2fs_inode_bitmap dirs_seen;
+	feed_func feed;
+	uint8_t uuid[16];
+	unsigned int block_size;
+	int root_fd;
+	int created_root;
+	int is_root;
+	struct frame *st;
+	size_t depth, st_size;
+	struct pbuf plain, cipher;
+	struct link *links;
+	size_t nlinks, links_size;
+	struct missing *miss;
+	size_t nmiss;
+	struct sel_path *sel;
+	size_t nsel;
+	char **staged;			/* names in DIR to remove at the end */
+	size_t nstaged;
+	uint8_t *iobuf, *wbuf;
+	struct ext2_inode_large *cur_inode;	/* image: the entry's */
+	uint64_t entries, files, bytes;
+	uint64_t missing, refused, failed, notroot, xattr_warnings;
+	uint64_t enc_seen, enc_ok;
+	int damaged;
+};
+
+/* Data of one regular file on its way out: decrypted whole data units */
+struct writer {
+	struct xt *x;
+	int fd;
+	struct fscrypt_inode *fi;	/* NULL: plaintext */
+	uint64_t size;			/* i_size */
+	uint64_t end;			/* nothing past this is needed */
+	unsigned int du;
+	uint64_t off;			/* of what is in x->wbuf */
+	size_t len;
+	errcode_t err;
+};
+
+/* --- paths ---------------------------------------------------------------- */
+
+static int pbuf_push(struct pbuf *p, const void *comp, size_t len)
+{
+	size_t need = p->len + 1 + len + 1;
+	char *s;
+
+	if (need > p->size) {
+		s = realloc(p->s, need * 2);
+		if (!s)
+			return -1;
+		p->s = s;
+		p->size = need * 2;
+	}
+	if (p->len)
+		p->s[p->len++] = '/';
+	memcpy(p->s + p->len, comp, len);
+	p->len += len;
+	p->s[p->len] = 0;
+	return 0;
+}
+
+static void pbuf_cut(struct pbuf *p, size_t len)
+{
+	p->len = len;
+	if (p->s)
+		p->s[len] = 0;
+}
+
+/* Names hold any byte but '/' and NUL: show the unprintable ones escaped */
+static void put_path(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *) s;
+
+	if (!len) {
+		fputc('.', f);
+		return;
+	}
+	for (; len; len--, p++) {
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
+static void vreport(const char *path, size_t len, errcode_t err,
+		    const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", program_name);
+	put_path(stderr, path, len);
+	fputs(": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (err)
+		fprintf(stderr, ": %s", error_message(err));
+	fputc('\n', stderr);
+}
+
+/* A message about the entry at the current plaintext path */
+static void report(struct xt *x, errcode_t err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(x->plain.s ? x->plain.s : "", x->plain.len, err, fmt, ap);
+	va_end(ap);
+}
+
+/* --- the missing keys ------------------------------------------------------ */
+
+static void note_missing(struct xt *x, const struct fscrypt_key_spec *spec)
+{
+	struct missing *m = NULL;
+	char **p;
+	size_t i;
+
+	x->missing++;
+	for (i = 0; i < x->nmiss; i++)
+		if (x->miss[i].spec.version == spec->version &&
+		    !memcmp(x->miss[i].spec.id, spec->id, sizeof(spec->id)))
+			m = &x->miss[i];
+	if (!m) {
+		m = realloc(x->miss, (x->nmiss + 1) * sizeof(*m));
+		if (!m)
+			return;
+		x->miss = m;
+		m = &x->miss[x->nmiss++];
+		memset(m, 0, sizeof(*m));
+		m->spec = *spec;
+	}
+	m->count++;
+	if (m->npaths == m->size) {
+		p = realloc(m->paths, (m->size * 2 + 16) * sizeof(*p));
+		if (!p)
+			return;
+		m->paths = p;
+		m->size = m->size * 2 + 16;
+	}
+	m->paths[m->npaths] = strdup(x->plain.len ? x->plain.s : ".");
+	if (m->paths[m->npaths])
+		m->npaths++;
+}
+
+static void print_missing(struct xt *x)
+{
+	char spec[80];
+	size_t i, j;
+
+	for (i = 0; i < x->nmiss; i++) {
+		fscrypt_spec_string(&x->miss[i].spec, spec, sizeof(spec));
+		fflush(stdout);
+		fprintf(stderr, "%s: no key given for %s: %llu entr%s not "
+			"extracted:\n", program_name, spec,
+			(unsigned long long) x->miss[i].count,
+			x->miss[i].count == 1 ? "y" : "ies");
+		for (j = 0; j < x->miss[i].npaths; j++) {
+			fputs("  ", stderr);
+			put_path(stderr, x->miss[i].paths[j],
+				 strlen(x->miss[i].paths[j]));
+			fputc('\n', stderr);
+		}
+	}
+}
+
+/* --- hard links --------------------------------------------------------- */
+
+static const struct link *link_find(struct xt *x, uint32_t ino)
+{
+	size_t i;
+
+	if (!x->links_size)
+		return NULL;
+	for (i = ino % x->links_size; x->links[i].ino;
+	     i = (i + 1) % x->links_size)
+		if (x->links[i].ino == ino)
+			return &x->links[i];
+	return NULL;
+}
+
+static void link_add(struct xt *x, uint32_t ino, const char *path,
+		     size_t len)
+{
+	struct link *old = x->links, *l;
+	size_t old_size = x->links_size, i, j;
+
+	if ((x->nlinks + 1) * 2 > x->links_size) {
+		x->links_size = old_size ? old_size * 2 : 64;
+		x->links = calloc(x->links_size, sizeof(*x->links));
+		if (!x->links) {
+			x->links = old;
+			x->links_size = old_size;
+			return;
+		}
+		for (j = 0; j < old_size; j++) {
+			if (!old[j].ino)
+				continue;
+			for (i = old[j].ino % x->links_size; x->links[i].ino;
+			     i = (i + 1) % x->links_size)
+				;
+			x->links[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = ino % x->links_size; x->links[i].ino;
+	     i = (i + 1) % x->links_size)
+		;
+	l = &x->links[i];
+	l->path = malloc(len + 1);
+	if (!l->path)
+		return;
+	memcpy(l->path, path, len);
+	l->path[len] = 0;
+	l->len = len;
+	l->ino = ino;
+	x->nlinks++;
+}
+
+/*
+ * The directory holding @path (relative to DIR), opened one component
+ * at a time without following symlinks; *last is the final component.
+ */
+static int open_parent(struct xt *x, char *path, const char **last)
+{
+	char *p = path, *slash;
+	int fd = dup(x->root_fd), nfd;
+
+	while (fd >= 0 && (slash = strchr(p, '/'))) {
+		*slash = 0;
+		nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			     O_CLOEXEC);
+		*slash = '/';
+		close(fd);
+		fd = nfd;
+		p = slash + 1;
+	}
+	*last = p;
+	return fd;
+}
+
+/* --- the selection of PATHs ----------------------------------------------- */
+
+static int select_path(struct xt *x, int parent_sel)
+{
+	const char *p = x->plain.s ? x->plain.s : "";
+	size_t len = x->plain.len, i;
+	int sel = SEL_NONE;
+
+	if (parent_sel == SEL_ALL)
+		return SEL_ALL;
+	for (i = 0; i < x->nsel; i++) {
+		struct sel_path *s = &x->sel[i];
+
+		if (s->len == len && !memcmp(s->s, p, len)) {
+			s->found = 1;
+			return SEL_ALL;
+		}
+		if (len < s->len && (!len || s->s[len] == '/') &&
+		    !memcmp(s->s, p, len))
+			sel = SEL_ANCESTOR;
+	}
+	return sel;
+}
+
+/* "/home//alice/" -> "home/alice"; NULL for ".." or an unusable path */
+static char *normalize_sel(const char *in)
+{
+	char *out = malloc(strlen(in) + 1), *o = out;
+	const char *p = in, *end;
+	size_t len;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		for (; *p == '/'; p++)
+			;
+		end = strchr(p, '/');
+		len = end ? (size_t) (end - p) : strlen(p);
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			free(out);
+			return NULL;
+		}
+		if (len && !(len == 1 && p[0] == '.')) {
+			if (o != out)
+				*o++ = '/';
+			memcpy(o, p, len);
+			o += len;
+		}
+		p += len;
+	}
+	*o = 0;
+	return out;
+}
+
+/* --- writing objects ---------------------------------------------------- */
+
+/*
+ * Make room for @name in @dirfd.  Returns 0 when free, 1 when it is a
+ * directory and a directory is wanted (it is entered), -1 when the
+ * existing entry stays (reported).
+ */
+static int make_room(struct xt *x, int dirfd, const char *name, int want_dir)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		report(x, errno, "cannot look at the existing entry");
+		return -1;
+	}
+	if (want_dir && S_ISDIR(st.st_mode))
+		return 1;
+	if (!x->o->overwrite) {
+		report(x, 0, "exists; not overwritten (use --overwrite)");
+		return -1;
+	}
+	if (unlinkat(dirfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0)) {
+		report(x, errno, "cannot replace the existing %s",
+		       S_ISDIR(st.st_mode) ? "directory" : "entry");
+		return -1;
+	}
+	return 0;
+}
+
+/* A POSIX ACL from ext4's on-disk form to the one setxattr(2) takes */
+static void *acl_from_disk(const uint8_t *v, size_t len, size_t *out_len)
+{
+	uint8_t *out, *o;
+	uint16_t tag;
+
+	if (len < 4 || (v[0] | v[1] << 8 | v[2] << 16 |
+			(uint32_t) v[3] << 24) != 1)
+		return NULL;
+	out = malloc(4 + (len - 4) * 2);
+	if (!out)
+		return NULL;
+	out[0] = 2;
+	out[1] = out[2] = out[3] = 0;
+	o = out + 4;
+	for (v += 4, len -= 4; len >= 4; o += 8) {
+		tag = v[0] | v[1] << 8;
+		memcpy(o, v, 4);
+		if (tag == 0x02 || tag == 0x08) {	/* ACL_USER, ACL_GROUP */
+			if (len < 8)
+				break;
+			memcpy(o + 4, v + 4, 4);
+			v += 8;
+			len -= 8;
+		} else {
+			memset(o + 4, 0xff, 4);		/* undefined id */
+			v += 4;
+			len -= 4;
+		}
+	}
+	if (len) {
+		free(out);
+		return NULL;
+	}
+	*out_len = o - out;
+	return out;
+}
+
+struct xattr_target {
+	struct xt *x;
+	int fd;				/* regular file or directory */
+	int dirfd;			/* else the name in this directory */
+	const char *name;
+};
+
+static int set_one_xattr(int index, const char *name, size_t name_len,
+			 const void *value, size_t value_len, void *priv)
+{
+	struct xattr_target *t = priv;
+	const char *prefix = e2cb_xattr_prefix(index);
+	char full[300], *path = NULL;
+	void *acl = NULL;
+	int ret = -1;
+
+	if (!prefix || index == 8 || index == 9 ||
+	    memchr(name, 0, name_len) ||
+	    strlen(prefix) + name_len >= sizeof(full)) {
+		report(t->x, 0, "extended attribute with name index %d not "
+		       "restored", index);
+		t->x->xattr_warnings++;
+		return 0;
+	}
+	snprintf(full, sizeof(full), "%s%.*s", prefix, (int) name_len, name);
+	if (index == 2 || index == 3) {
+		acl = acl_from_disk(value, value_len, &value_len);
+		if (!acl) {
+			report(t->x, 0, "malformed ACL %s not restored", full);
+			t->x->xattr_warnings++;
+			return 0;
+		}
+		value = acl;
+	}
+	errno = ENOMEM;
+	if (t->fd >= 0)
+		ret = fsetxattr(t->fd, full, value, value_len, 0);
+	/* symlinks and devices have no descriptor: name them by our dir's */
+	else if (asprintf(&path, "/proc/self/fd/%d/%s", t->dirfd,
+			  t->name) >= 0)
+		ret = lsetxattr(path, full, value, value_len, 0);
+	else
+		path = NULL;
+	if (ret < 0) {
+		report(t->x, errno, "cannot set extended attribute %s", full);
+		t->x->xattr_warnings++;
+	}
+	free(path);
+	free(acl);
+	return 0;
+}
+
+/*
+ * Owner (when root), xattrs, mode and times, in the order that keeps
+ * each: chown clears set-id bits, ACLs and mode share the group bits,
+ * and every other change touches the times.
+ */
+static void apply_meta(struct xt *x, int fd, int dirfd, const char *name,
+		       const struct meta *m, int type)
+{
+	struct xattr_target t = { x, fd, dirfd, name };
+	struct timespec ts[2];
+	int ret = 0;
+
+	if (m->xattrs)
+		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
+				       set_one_xattr, &t);
+	if (x->is_root) {
+		ret = fd >= 0 ? fchown(fd, m->uid, m->gid) :
+		      fchownat(dirfd, name, m->uid, m->gid,
+			       AT_SYMLINK_NOFOLLOW);
+		if (ret < 0)
+			report(x, errno, "cannot set the owner");
+	}
+	if (type != LINUX_S_IFLNK) {
+		ret = fd >= 0 ? fchmod(fd, m->mode & 07777) :
+		      fchmodat(dirfd, name, m->mode & 07777, 0);
+		if (ret < 0)
+			report(x, errno, "cannot set the mode");
+	}
+	ts[0].tv_sec = m->atime.sec;
+	ts[0].tv_nsec = m->atime.nsec;
+	ts[1].tv_sec = m->mtime.sec;
+	ts[1].tv_nsec = m->mtime.nsec;
+	ret = fd >= 0 ? futimens(fd, ts) :
+	      utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
+	if (ret < 0)
+		report(x, errno, "cannot set the times");
+}
+
+static void meta_from(struct meta *m, const struct xentry *e)
+{
+	m->mode = e->mode;
+	m->uid = e->uid;
+	m->gid = e->gid;
+	m->atime = e->atime;
+	m->mtime = e->mtime;
+	m->xattrs = NULL;
+	m->xattrs_len = 0;
+	if (e->xattrs && (m->xattrs = malloc(e->xattrs_len)) != NULL) {
+		memcpy(m->xattrs, e->xattrs, e->xattrs_len);
+		m->xattrs_len = e->xattrs_len;
+	}
+}
+
+/* --- the data writer ------------------------------------------------------ */
+
+static errcode_t pwrite_all(int fd, const uint8_t *buf, size_t len,
+			    uint64_t off)
+{
+	ssize_t n;
+
+	while (len) {
+		n = pwrite(fd, buf, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EXT2_ET_SHORT_WRITE;
+		buf += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+/* Decrypt what is buffered (whole data units) and write it out */
+static errcode_t w_flush(struct writer *w)
+{
+	size_t len = w->len;
+	errcode_t err;
+
+	w->len = 0;
+	if (!len || w->err)
+		return w->err;
+	if (len % w->du) {
+		w->err = FSCRYPT_ET_BAD_LENGTH;
+		return w->err;
+	}
+	err = fscrypt_decrypt_data(w->fi, w->off, w->x->wbuf, len);
+	/* the last unit runs past i_size: ftruncate cuts it */
+	if (!err)
+		err = pwrite_all(w->fd, w->x->wbuf, len, w->off);
+	if (!err && w->off < w->size)
+		w->x->bytes += w->size - w->off < len ? w->size - w->off : len;
+	w->err = err;
+	return err;
+}
+
+static errcode_t w_add(struct writer *w, uint64_t off, const uint8_t *data,
+		       size_t len)
+{
+	size_t n;
+
+	if (w->err)
+		return 0;
+	/* past the last data unit there is only fs-verity's metadata */
+	if (off >= w->end)
+		return 0;
+	if (len > w->end - off)
+		len = w->end - off;
+	if (!w->fi) {
+		w->err = pwrite_all(w->fd, data, len, off);
+		if (!w->err)
+			w->x->bytes += len;
+		return 0;
+	}
+	if (w->len && off != w->off + w->len)
+		w_flush(w);
+	while (len && !w->err) {
+		if (!w->len) {
+			if (off % w->du) {
+				w->err = FSCRYPT_ET_BAD_LENGTH;
+				break;
+			}
+			w->off = off;
+		}
+		n = IOBUF_SIZE - w->len;
+		if (n > len)
+			n = len;
+		memcpy(w->x->wbuf + w->len, data, n);
+		w->len += n;
+		data += n;
+		off += n;
+		len -= n;
+		if (w->len == IOBUF_SIZE)
+			w_flush(w);
+	}
+	return 0;
+}
+
+/* --- objects ---------------------------------------------------------------- */
+
+static int is_type(const struct xentry *e, int type)
+{
+	return (e->mode & LINUX_S_IFMT) == type;
+}
+
+/* The current name: the last component of the plaintext path */
+static const char *cur_name(struct xt *x)
+{
+	const char *slash = strrchr(x->plain.s, '/');
+
+	return slash ? slash + 1 : x->plain.s;
+}
+
+static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
+			      const struct xentry *e,
+			      struct fscrypt_inode *fi)
+{
+	struct writer w;
+	struct meta m;
+	errcode_t err;
+	int fd, room;
+
+	room = make_room(x, dirfd, name, 0);
+	if (room < 0)
+		return EEXIST;
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = errno;
+		report(x, err, "cannot create");
+		return err;
+	}
+	memset(&w, 0, sizeof(w));
+	w.x = x;
+	w.fd = fd;
+	w.fi = fi;
+	w.size = e->size;
+	w.du = fi ? fscrypt_inode_data_unit(fi) : 1;
+	w.end = (e->size + w.du - 1) / w.du * w.du;
+	err = x->feed(x, e, &w);
+	if (!err)
+		err = w_flush(&w);
+	if (!err)
+		err = w.err;
+	if (!err && ftruncate(fd, e->size) < 0)
+		err = errno;
+	if (err) {
+		report(x, err, "while writing the data");
+		close(fd);
+		return err;
+	}
+	meta_from(&m, e);
+	apply_meta(x, fd, dirfd, name, &m, LINUX_S_IFREG);
+	free(m.xattrs);
+	if (close(fd) < 0) {
+		err = errno;
+		report(x, err, "while writing the data");
+		return err;
+	}
+	return 0;
+}
+
+/* A further name of an inode written already */
+static errcode_t extract_link(struct xt *x, int dirfd, const struct link *l)
+{
+	const char *name = cur_name(x), *last;
+	char *path = strdup(l->path);
+	errcode_t err = 0;
+	int pfd;
+
+	if (!path)
+		return ENOMEM;
+	if (make_room(x, dirfd, name, 0) < 0) {
+		free(path);
+		return EEXIST;
+	}
+	pfd = open_parent(x, path, &last);
+	if (pfd < 0 || linkat(pfd, last, dirfd, name, 0) < 0) {
+		err = errno;
+		report(x, err, "cannot link to %s", l->path);
+	}
+	if (pfd >= 0)
+		close(pfd);
+	free(path);
+	return err;
+}
+
+static errcode_t extract_symlink(struct xt *x, int dirfd,
+				 const struct xentry *e,
+				 struct fscrypt_inode *fi)
+{
+	const char *name = cur_name(x);
+	uint8_t *target;
+	size_t len;
+	struct meta m;
+	errcode_t err = 0;
+
+	target = malloc(e->target_len + 1);
+	if (!target)
+		return ENOMEM;
+	if (fi) {
+		err = fscrypt_decrypt_symlink(fi, e->target, e->target_len,
+					      target, e->target_len, &len);
+	} else {
+		len = e->target_len;
+		memcpy(target, e->target, len);
+		if (!len || memchr(target, 0, len))
+			err = FSCRYPT_ET_BAD_SYMLINK;
+	}
+	if (err) {
+		report(x, err, "cannot read the symlink target");
+		goto out;
+	}
+	target[len] = 0;
+	if (make_room(x, dirfd, name, 0) < 0) {
+		err = EEXIST;
+		goto out;
+	}
+	if (symlinkat((char *) target, dirfd, name) < 0) {
+		err = errno;
+		report(x, err, "cannot create the symlink");
+		goto out;
+	}
+	meta_from(&m, e);
+	apply_meta(x, -1, dirfd, name, &m, LINUX_S_IFLNK);
+	free(m.xattrs);
+out:
+	fscrypt_wipe(target, e->target_len + 1);
+	free(target);
+	return err;
+}
+
+static errcode_t extract_special(struct xt *x, int dirfd,
+				 const struct xentry *e)
+{
+	const char *name = cur_name(x);
+	int type = e->mode & LINUX_S_IFMT;
+	mode_t mode = 0600;
+	dev_t dev = 0;
+	struct meta m;
+
+	switch (type) {
+	case LINUX_S_IFCHR:
+	case LINUX_S_IFBLK:
+		if (!x->is_root) {
+			x->notroot++;
+			return 0;
+		}
+		mode |= type == LINUX_S_IFCHR ? S_IFCHR : S_IFBLK;
+		dev = makedev(e->rdev_major, e->rdev_minor);
+		break;
+	case LINUX_S_IFIFO:
+		mode |= S_IFIFO;
+		break;
+	case LINUX_S_IFSOCK:
+		mode |= S_IFSOCK;
+		break;
+	default:
+		report(x, 0, "unknown file type 0%o; skipped", type);
+		return EXT2_ET_INODE_CORRUPTED;
+	}
+	if (make_room(x, dirfd, name, 0) < 0)
+		return EEXIST;
+	if (mknodat(dirfd, name, mode, dev) < 0) {
+		report(x, errno, "cannot create");
+		return errno;
+	}
+	meta_from(&m, e);
+	apply_meta(x, -1, dirfd, name, &m, type);
+	free(m.xattrs);
+	return 0;
+}
+
+/* The directory for @e: made (mode 0700 until its end), or entered */
+static int extract_dir(struct xt *x, int dirfd, int *apply)
+{
+	const char *name = cur_name(x);
+	int room, fd;
+
+	*apply = 1;
+	room = make_room(x, dirfd, name, 1);
+	if (room < 0)
+		return -1;
+	if (room == 0 && mkdirat(dirfd, name, 0700) < 0) {
+		report(x, errno, "cannot create the directory");
+		return -1;
+	}
+	/* an existing directory is merged into, its own metadata kept */
+	if (room == 1 && !x->o->overwrite)
+		*apply = 0;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+	if (fd < 0)
+		report(x, errno, "cannot open the directory");
+	return fd;
+}
+
+/* --- the tree walk shared by both sources --------------------------------- */
+
+static void pop_frame(struct xt *x)
+{
+	struct frame *f = &x->st[--x->depth];
+
+	if (f->fd >= 0) {
+		if (f->apply_meta && !x->o->list_only)
+			apply_meta(x, f->fd, -1, NULL, &f->meta,
+				   LINUX_S_IFDIR);
+		close(f->fd);
+	}
+	fscrypt_inode_close(f->names);
+	free(f->meta.xattrs);
+	pbuf_cut(&x->plain, f->plain_len);
+	pbuf_cut(&x->cipher, f->cipher_len);
+}
+
+static void pop_to(struct xt *x, size_t depth)
+{
+	while (x->depth > depth)
+		pop_frame(x);
+}
+
+static struct frame *push_frame(struct xt *x, size_t plain_len,
+				size_t cipher_len)
+{
+	struct frame *f;
+
+	if (x->depth == x->st_size) {
+		f = realloc(x->st, (x->st_size * 2 + 16) * sizeof(*f));
+		if (!f)
+			return NULL;
+		x->st = f;
+		x->st_size = x->st_size * 2 + 16;
+	}
+	f = &x->st[x->depth++];
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->plain_len = plain_len;
+	f->cipher_len = cipher_len;
+	return f;
+}
+
+static void list_entry(struct xt *x, const struct xentry *e,
+		       const uint8_t *target, size_t target_len,
+		       const char *note)
+{
+	put_path(stdout, x->cipher.s, x->cipher.len);
+	if (x->cipher.len != x->plain.len ||
+	    memcmp(x->cipher.s, x->plain.s, x->plain.len)) {
+		fputs("  =  ", stdout);
+		put_path(stdout, x->plain.s, x->plain.len);
+	}
+	if (target) {
+		fputs("  ->  ", stdout);
+		put_path(stdout, (const char *) target, target_len);
+	}
+	if (note)
+		printf("  [%s]", note);
+	if (e && e->hardlink)
+		fputs("  [hard link]", stdout);
+	putchar('\n');
+}
+
+/*
+ * An archive carries the data of a hard-linked file with its first name
+ * only.  When that name lies outside the PATHs asked for, a later one
+ * may lie inside: the file is written under a temporary name in DIR for
+ * the later names to be linked to, and the name removed at the end.
+ */
+static void stage_file(struct xt *x, const struct xentry *e)
+{
+	struct fscrypt_inode_params params;
+	struct fscrypt_inode *fi = NULL;
+	char name[64], **p;
+	uint64_t bytes;
+
+	if (x->fs || x->o->list_only || !is_type(e, LINUX_S_IFREG) ||
+	    e->links < 2 || e->hardlink || link_find(x, e->ino))
+		return;
+	if (e->ctx) {
+		memset(&params, 0, sizeof(params));
+		params.ino = e->ino;
+		params.block_size = x->block_size;
+		memcpy(params.uuid, x->uuid, 16);
+		if (fscrypt_inode_open(x->kr, e->ctx, e->ctx_len, &params,
+				       &fi))
+			return;
+	}
+	p = realloc(x->staged, (x->nstaged + 1) * sizeof(*p));
+	bytes = x->bytes;
+	if (p) {
+		x->staged = p;
+		snprintf(name, sizeof(name), ".e2cryptbak-staged-%u.%ld",
+			 e->ino, (long) getpid());
+		if (!extract_file(x, x->root_fd, name, e, fi) &&
+		    (p[x->nstaged] = strdup(name)) != NULL) {
+			link_add(x, e->ino, name, strlen(name));
+			x->nstaged++;
+		}
+	}
+	x->bytes = bytes;
+	fscrypt_inode_close(fi);
+}
+
+static void unstage(struct xt *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->nstaged; i++) {
+		if (unlinkat(x->root_fd, x->staged[i], 0) < 0)
+			com_err(program_name, errno, "while removing %s",
+				x->staged[i]);
+		free(x->staged[i]);
+	}
+	free(x->staged);
+	x->staged = NULL;
+	x->nstaged = 0;
+}
+
+/*
+ * One entry at @depth (the root is at 0).  Returns 1 when the entry is
+ * a directory whose entries the source should go on to give, 0 when not.
+ */
+static int process(struct xt *x, const struct xentry *e, size_t depth)
+{
+	struct fscrypt_inode_params params;
+	struct fscrypt_inode *fi = NULL;
+	struct fscrypt_policy pol;
+	struct frame *parent, *f = NULL;
+	uint8_t name[FSCRYPT_NAME_MAX + 1];
+	char comp[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
+	size_t name_len = 0, comp_len = 0, plain_len, cipher_len;
+	int is_dir = is_type(e, LINUX_S_IFDIR), sel, needs_key = 0;
+	int apply = 0, fd = -1, skip = SKIP_NONE, descend;
+	const struct link *l;
+	errcode_t err = 0;
+
+	memset(&pol, 0, sizeof(pol));
+	pop_to(x, depth);
+	parent = depth ? &x->st[depth - 1] : NULL;
+	plain_len = x->plain.len;
+	cipher_len = x->cipher.len;
+	if (depth && x->depth != depth)
+		return 0;
+	if (depth > MAX_DEPTH) {
+		report(x, 0, "nested deeper than %d levels; skipped",
+		       MAX_DEPTH);
+		x->failed++;
+		return 0;
+	}
+
+	/* the names: archive form (base64url when encrypted), plaintext */
+	if (parent) {
+		if (parent->encrypted) {
+			comp_len = e2cb_b64url_encode(e->name, e->name_len,
+						      comp);
+		} else {
+			comp_len = e->name_len;
+			memcpy(comp, e->name, comp_len);
+		}
+		if (pbuf_push(&x->cipher, comp, comp_len))
+			return 0;
+	}
+	if (parent && parent->skip) {
+		/* below a directory that is not extracted */
+		pbuf_push(&x->plain, comp, comp_len);
+		if (parent->skip == SKIP_MISSING) {
+			note_missing(x, &parent->spec);
+			if (x->o->list_only)
+				list_entry(x, NULL, NULL, 0, "no key");
+		} else if (parent->skip == SKIP_FAILED) {
+			x->failed++;
+		} else {
+			stage_file(x, e);
+		}
+		descend = 0;
+		if (is_dir) {
+			f = push_frame(x, plain_len, cipher_len);
+			if (f) {
+				f->skip = parent->skip;
+				f->spec = parent->spec;
+				f->encrypted = !!e->ctx;
+				descend = parent->skip != SKIP_SILENT;
+			}
+		}
+		if (!descend && (!is_dir || !f)) {
+			pbuf_cut(&x->plain, plain_len);
+			pbuf_cut(&x->cipher, cipher_len);
+		}
+		return descend;
+	}
+	if (parent) {
+		size_t dec_len;
+
+		if (parent->encrypted) {
+			needs_key = 1;
+			err = fscrypt_decrypt_name(parent->names, e->name,
+						   e->name_len, name,
+						   &dec_len);
+		} else {
+			dec_len = e->name_len;
+			memcpy(name, e->name, dec_len);
+		}
+		if (!err)
+			err = fscrypt_check_name(name, dec_len, &name_len);
+		if (err) {
+			/* shown by its ciphertext: the name is unusable */
+			pbuf_push(&x->plain, comp, comp_len);
+			report(x, err, "name refused; not extracted");
+			if (x->o->list_only)
+				list_entry(x, NULL, NULL, 0, error_message(err));
+			x->refused++;
+			skip = SKIP_FAILED;
+			goto skip_entry;
+		}
+		if (pbuf_push(&x->plain, name, name_len))
+			return 0;
+	}
+
+	sel = select_path(x, parent ? parent->sel :
+			  x->nsel ? SEL_ANCESTOR : SEL_ALL);
+	if (sel == SEL_NONE || (sel == SEL_ANCESTOR && !is_dir)) {
+		stage_file(x, e);
+		skip = SKIP_SILENT;
+		goto skip_entry;
+	}
+
+	/* the inode's own key: contents, or names and symlink targets */
+	if (e->ctx) {
+		needs_key = 1;
+		memset(&params, 0, sizeof(params));
+		params.ino = e->ino;
+		params.block_size = x->block_size;
+		memcpy(params.uuid, x->uuid, 16);
+		params.names = !is_type(e, LINUX_S_IFREG);
+		err = fscrypt_parse_context(e->ctx, e->ctx_len, &pol);
+		if (!err)
+			err = fscrypt_inode_open(x->kr, e->ctx, e->ctx_len,
+						 &params, &fi);
+		if (err == FSCRYPT_ET_NO_KEY && is_dir) {
+			/* the directory is made; what is in it is not */
+			skip = SKIP_MISSING;
+			err = 0;
+		} else if (err == FSCRYPT_ET_NO_KEY) {
+			note_missing(x, &pol.key);
+			if (x->o->list_only)
+				list_entry(x, e, NULL, 0, "no key");
+			goto skip_entry;
+		} else if (err) {
+			report(x, err, "cannot decrypt; not extracted");
+			if (x->o->list_only)
+				list_entry(x, e, NULL, 0, error_message(err));
+			x->failed++;
+			skip = SKIP_FAILED;
+			goto skip_entry;
+		}
+	}
+	if (needs_key && !skip)
+		x->enc_ok++;
+	if (needs_key)
+		x->enc_seen++;
+
+	if (x->o->list_only) {
+		uint8_t *target = NULL;
+		size_t tlen = 0;
+
+		if (is_type(e, LINUX_S_IFLNK) && e->target && !e->hardlink) {
+			target = malloc(e->target_len + 1);
+			if (target && fi)
+				err = fscrypt_decrypt_symlink(fi, e->target,
+						e->target_len, target,
+						e->target_len, &tlen);
+			else if (target)
+				memcpy(target, e->target,
+				       tlen = e->target_len);
+		}
+		list_entry(x, e, target, tlen, skip == SKIP_MISSING ?
+			   "no key for its entries" : err ?
+			   error_message(err) : NULL);
+		free(target);
+		x->entries++;
+		err = 0;
+		if (!is_dir)
+			goto done;
+		f = push_frame(x, plain_len, cipher_len);
+		if (!f)
+			goto done;
+		f->sel = sel;
+		f->skip = skip;
+		f->spec = pol.key;
+		f->encrypted = !!e->ctx;
+		f->names = fi;
+		return 1;
+	}
+
+	/* the object itself */
+	if (!parent) {
+		fd = dup(x->root_fd);
+		apply = x->created_root;
+		if (fd < 0)
+			err = errno;
+	} else if (is_dir) {
+		fd = extract_dir(x, parent->fd, &apply);
+		if (fd < 0)
+			err = EEXIST;
+	} else if ((l = link_find(x, e->ino)) != NULL) {
+		err = extract_link(x, parent->fd, l);
+	} else if (e->hardlink) {
+		report(x, 0, "hard link to an entry that was not extracted");
+		err = ENOENT;
+	} else if (is_type(e, LINUX_S_IFREG)) {
+		err = extract_file(x, parent->fd, cur_name(x), e, fi);
+		x->files += !err;
+	} else if (is_type(e, LINUX_S_IFLNK)) {
+		err = extract_symlink(x, parent->fd, e, fi);
+	} else {
+		err = extract_special(x, parent->fd, e);
+	}
+	if (err) {
+		x->failed++;
+		skip = SKIP_FAILED;
+		goto skip_entry;
+	}
+	x->entries++;
+	if (!is_dir) {
+		if (e->links > 1 && !link_find(x, e->ino))
+			link_add(x, e->ino, x->plain.s, x->plain.len);
+		goto done;
+	}
+	f = push_frame(x, plain_len, cipher_len);
+	if (!f) {
+		close(fd);
+		goto done;
+	}
+	f->fd = fd;
+	f->sel = sel;
+	f->skip = skip;
+	f->spec = pol.key;
+	f->encrypted = !!e->ctx;
+	f->names = fi;
+	f->apply_meta = apply;
+	meta_from(&f->meta, e);
+	return 1;
+
+skip_entry:
+	fscrypt_inode_close(fi);
+	fi = NULL;
+	if (is_dir) {
+		f = push_frame(x, plain_len, cipher_len);
+		if (f) {
+			f->skip = skip ? skip : SKIP_MISSING;
+			f->spec = pol.key;
+			f->encrypted = !!e->ctx;
+			return f->skip != SKIP_SILENT;
+		}
+	}
+done:
+	fscrypt_inode_close(fi);
+	pbuf_cut(&x->plain, plain_len);
+	pbuf_cut(&x->cipher, cipher_len);
+	return 0;
+}
+
+/* --- source: an archive ----------------------------------------------------- */
+
+static errcode_t archive_data(const struct e2cb_entry *ae EXT2FS_ATTR((unused)),
+			      uint64_t off, const void *buf, size_t len,
+			      void *priv)
+{
+	/* a write error stops the writing, not the reading */
+	return w_add(priv, off, buf, len);
+}
+
+static errcode_t archive_feed(struct xt *x,
+			      const struct xentry *e EXT2FS_ATTR((unused)),
+			      struct writer *w)
+{
+	errcode_t err = e2cb_reader_data(x->r, archive_data, w);
+
+	if (err == EXT2_ET_CRYPT_BAD_BLOB) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s: damaged: %s\n", program_name,
+			x->o->source, e2cb_reader_error(x->r));
+		x->damaged = 1;
+	}
+	return err;
+}
+
+static void walk_archive(struct xt *x)
+{
+	struct e2cb_entry *e;
+	struct xentry xe;
+	const char *slash;
+	int ret;
+
+	while (!x->damaged && (ret = e2cb_reader_next(x->r, &e)) == 0) {
+		memset(&xe, 0, sizeof(xe));
+		xe.ino = e->rec.ino;
+		xe.mode = e->rec.mode;
+		xe.uid = e->rec.uid;
+		xe.gid = e->rec.gid;
+		xe.links = e->rec.links_count;
+		xe.size = e->rec.size;
+		xe.atime = e->rec.atime;
+		xe.mtime = e->rec.mtime;
+		xe.rdev_major = e->rec.rdev_major;
+		xe.rdev_minor = e->rec.rdev_minor;
+		xe.hardlink = !!(e->rec.rflags & E2CB_IF_HARDLINK);
+		if (e->rec.rflags & E2CB_IF_METADATA) {
+			xe.ctx = e->ctx;
+			xe.ctx_len = e->ctx_len;
+		}
+		if (e->rec.rflags & E2CB_IF_NAME) {
+			xe.name = e->name.name;
+			xe.name_len = e->name.name_len;
+		} else if (e->depth) {
+			slash = strrchr(e->path, '/');
+			xe.name = (const uint8_t *) (slash ? slash + 1 :
+						     e->path);
+			xe.name_len = strlen((const char *) xe.name);
+		}
+		xe.xattrs = e->xattrs;
+		xe.xattrs_len = e->xattrs_len;
+		if (e->symlink) {
+			xe.target = e->symlink;
+			xe.target_len = e->symlink_len;
+		} else if (LINUX_S_ISLNK(e->rec.mode) && e->linkname &&
+			   !xe.hardlink) {
+			xe.target = (const uint8_t *) e->linkname;
+			xe.target_len = strlen(e->linkname);
+		}
+		process(x, &xe, e->depth);
+	}
+	if (!x->damaged && ret < 0) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s: damaged: %s\n", program_name,
+			x->o->source, e2cb_reader_error(x->r));
+		x->damaged = 1;
+	}
+}
+
+/* --- source: an ext4 device or image, through libext2fs ------------------ */
+
+struct run_ctx {
+	struct xt *x;
+	struct writer *w;
+	errcode_t err;
+};
+
+static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
+		    blk64_t count, void *priv)
+{
+	struct run_ctx *rc = priv;
+	blk64_t n, max = IOBUF_SIZE / fs->blocksize;
+
+	while (count) {
+		if (lblk * fs->blocksize >= rc->w->end)
+			return BLOCK_ABORT;
+		n = count < max ? count : max;
+		rc->err = io_channel_read_blk64(fs->io, pblk, n,
+						rc->x->iobuf);
+		if (rc->err)
+			return BLOCK_ABORT;
+		w_add(rc->w, lblk * fs->blocksize, rc->x->iobuf,
+		      n * fs->blocksize);
+		lblk += n;
+		pblk += n;
+		count -= n;
+	}
+	return 0;
+}
+
+static errcode_t image_feed(struct xt *x, const struct xentry *e,
+			    struct writer *w)
+{
+	struct ext2_inode *inode = (struct ext2_inode *) x->cur_inode;
+	struct run_ctx rc = { x, w, 0 };
+	size_t size = 0;
+	char *buf;
+	errcode_t err;
+
+	if (!(inode->i_flags & EXT4_INLINE_DATA_FL)) {
+		err = ext2fs_stored_runs_iterate(x->fs, e->ino, inode,
+						 run_proc, &rc);
+		return err ? err : rc.err;
+	}
+	err = ext2fs_inline_data_size(x->fs, e->ino, &size);
+	if (err)
+		return err;
+	buf = malloc(size + 1);
+	if (!buf)
+		return ENOMEM;
+	err = ext2fs_inline_data_get(x->fs, e->ino, inode, buf, &size);
+	if (!err)
+		w_add(w, 0, (uint8_t *) buf, size);
+	free(buf);
+	return err;
+}
+
+/* The target as stored: in i_block, inline, or in the one block */
+static errcode_t image_symlink(struct xt *x, ext2_ino_t ino,
+			       struct ext2_inode_large *inode, uint8_t *buf,
+			       size_t *len)
+{
+	struct ext2_inode *i = (struct ext2_inode *) inode;
+	uint64_t size = EXT2_I_SIZE(inode);
+	size_t got = 0;
+	blk64_t pblk = 0;
+	errcode_t err;
+
+	if (size == 0 || size >= x->fs->blocksize)
+		return EXT2_ET_INODE_CORRUPTED;
+	*len = size;
+	if (inode->i_flags & EXT4_INLINE_DATA_FL) {
+		err = ext2fs_inline_data_size(x->fs, ino, &got);
+		if (!err && (got < size || got > x->fs->blocksize))
+			err = EXT2_ET_INODE_CORRUPTED;
+		return err ? err : ext2fs_inline_data_get(x->fs, ino, i, buf,
+							  &got);
+	}
+	if (ext2fs_is_fast_symlink(i)) {
+		if (size > sizeof(inode->i_block))
+			return EXT2_ET_INODE_CORRUPTED;
+		memcpy(buf, inode->i_block, size);
+		return 0;
+	}
+	err = ext2fs_bmap2(x->fs, ino, i, NULL, 0, 0, NULL, &pblk);
+	if (!err && !pblk)
+		err = EXT2_ET_INODE_CORRUPTED;
+	if (!err)
+		err = io_channel_read_blk64(x->fs->io, pblk, 1, x->iobuf);
+	if (!err)
+		memcpy(buf, x->iobuf, size);
+	return err;
+}
+
+struct xattr_collect {
+	struct e2cb_xattr_buf xb;
+	errcode_t err;
+};
+
+/* All but the context and the inline data, as the archive keeps them */
+static int collect_xattr(int index, const char *name, size_t name_len,
+			 const void *value, size_t value_len, void *priv)
+{
+	struct xattr_collect *c = priv;
+
+	if ((index == EXT4_XATTR_INDEX_ENCRYPTION && name_len == 1 &&
+	     name[0] == 'c') ||
+	    (index == 7 && name_len == 4 && !memcmp(name, "data", 4)))
+		return 0;
+	c->err = e2cb_xattr_buf_add(&c->xb, index, name, name_len, value,
+				    value_len);
+	return c->err ? XATTR_ABORT : 0;
+}
+
+struct child {
+	ext2_ino_t ino;
+	struct ext4_encrypted_name name;
+};
+
+struct child_list {
+	struct child *c;
+	size_t count, size;
+	struct ext2_inode dir;
+	ext2_filsys fs;
+	errcode_t err;
+};
+
+static int child_proc(ext2_ino_t dir EXT2FS_ATTR((unused)),
+		      int entry EXT2FS_ATTR((unused)),
+		      struct ext2_dir_entry *de,
+		      int offset EXT2FS_ATTR((unused)), int blocksize,
+		      char *buf EXT2FS_ATTR((unused)), void *priv)
+{
+	struct child_list *cl = priv;
+	int len = ext2fs_dirent_name_len(de);
+	struct child *c;
+
+	if (de->name[0] == '.' && (len == 1 ||
+				   (len == 2 && de->name[1] == '.')))
+		return 0;
+	if (cl->count == cl->size) {
+		c = realloc(cl->c, (cl->size * 2 + 16) * sizeof(*c));
+		if (!c) {
+			cl->err = ENOMEM;
+			return DIRENT_ABORT;
+		}
+		cl->c = c;
+		cl->size = cl->size * 2 + 16;
+	}
+	c = &cl->c[cl->count];
+	c->ino = de->inode;
+	cl->err = ext2fs_dirent_encrypted_name(cl->fs, &cl->dir, de,
+					       blocksize, &c->name);
+	if (cl->err)
+		return DIRENT_ABORT;
+	cl->count++;
+	return 0;
+}
+
+static void walk_image_dir(struct xt *x, ext2_ino_t dir,
+			   struct ext2_inode_large *inode, size_t depth);
+
+static void image_entry(struct xt *x, ext2_ino_t ino,
+			const struct ext4_encrypted_name *name, size_t depth)
+{
+	size_t isize = EXT2_INODE_SIZE(x->fs->super), len;
+	struct ext2_inode_large *inode;
+	struct xattr_collect xc;
+	struct e2cb_inode_rec rec;
+	struct xentry xe;
+	uint8_t ctx[EXT4_ENCRYPTED_METADATA_MAX], *target = NULL;
+	errcode_t err;
+
+	memset(&xe, 0, sizeof(xe));
+	memset(&xc, 0, sizeof(xc));
+	if (name) {
+		xe.name = name->name;
+		xe.name_len = name->name_len;
+	}
+	inode = calloc(1, isize);
+	if (!inode)
+		return;
+	err = ext2fs_read_inode_full(x->fs, ino, (struct ext2_inode *) inode,
+				     isize);
+	if (err) {
+		com_err(program_name, err, "while reading inode %u", ino);
+		x->failed++;
+		goto out;
+	}
+	xe.ino = ino;
+	xe.mode = inode->i_mode;
+	xe.uid = inode_uid(*inode);
+	xe.gid = inode_gid(*inode);
+	xe.links = inode->i_links_count;
+	xe.size = EXT2_I_SIZE(inode);
+	memset(&rec, 0, sizeof(rec));
+	e2cb_inode_times(inode, isize, &rec);
+	xe.atime = rec.atime;
+	xe.mtime = rec.mtime;
+	if (LINUX_S_ISCHR(xe.mode) || LINUX_S_ISBLK(xe.mode))
+		e2cb_inode_rdev((struct ext2_inode *) inode, &xe.rdev_major,
+				&xe.rdev_minor);
+	if (inode->i_flags & EXT4_ENCRYPT_FL) {
+		/* an unreadable context shows as an invalid one */
+		xe.ctx = ctx;
+		if (ext2fs_get_encryption_context(x->fs, ino, inode, ctx,
+						  sizeof(ctx), &len))
+			len = 0;
+		xe.ctx_len = len;
+	}
+	err = ext2fs_xattrs_raw_iterate(x->fs, ino, inode, collect_xattr,
+					&xc);
+	if (!err && xc.xb.len) {
+		e2cb_seal(xc.xb.buf, xc.xb.len);
+		xe.xattrs = xc.xb.buf;
+		xe.xattrs_len = xc.xb.len + 4;
+	}
+	if (LINUX_S_ISLNK(xe.mode)) {
+		target = malloc(x->fs->blocksize + 1);
+		if (target && !image_symlink(x, ino, inode, target, &len)) {
+			xe.target = target;
+			xe.target_len = len;
+		}
+	}
+	x->cur_inode = inode;
+	if (process(x, &xe, depth) && LINUX_S_ISDIR(xe.mode))
+		walk_image_dir(x, ino, inode, depth + 1);
+out:
+	free(target);
+	free(xc.xb.buf);
+	free(inode);
+}
+
+static void walk_image_dir(struct xt *x, ext2_ino_t dir,
+			   struct ext2_inode_large *inode, size_t depth)
+{
+	struct child_list cl;
+	size_t i;
+
+	if (ext2fs_fast_test_inode_bitmap2(x->dirs_seen, dir)) {
+		report(x, 0, "directory inode %u is reached twice; not "
+		       "entered again", dir);
+		x->failed++;
+		return;
+	}
+	ext2fs_fast_mark_inode_bitmap2(x->dirs_seen, dir);
+	memset(&cl, 0, sizeof(cl));
+	cl.fs = x->fs;
+	memcpy(&cl.dir, inode, sizeof(cl.dir));
+	if (ext2fs_dir_iterate2(x->fs, dir, 0, NULL, child_proc, &cl) ||
+	    cl.err) {
+		report(x, cl.err, "the directory is damaged; what could be "
+		       "read of it is extracted");
+		x->failed++;
+	}
+	for (i = 0; i < cl.count; i++) {
+		if (!cl.c[i].ino ||
+		    cl.c[i].ino > x->fs->super->s_inodes_count) {
+			report(x, 0, "entry with bad inode number %u; "
+			       "skipped", cl.c[i].ino);
+			x->failed++;
+			continue;
+		}
+		image_entry(x, cl.c[i].ino, &cl.c[i].name, depth);
+	}
+	free(cl.c);
+}
+
+/* --- the command -------------------------------------------------------- */
+
+/* An archive, or something that holds an ext4 superblock */
+static int looks_like_image(const char *name)
+{
+	uint8_t buf[2048];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!strcmp(name, "-"))
+		return 0;
+	if (!stat(name, &st) && S_ISBLK(st.st_mode))
+		return 1;
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = pread(fd, buf, sizeof(buf), 0);
+	close(fd);
+	if (n < (ssize_t) sizeof(buf))
+		return 0;
+	/* gzip, xz, zstd, or a ustar header: an archive */
+	if ((buf[0] == 0x1f && buf[1] == 0x8b) ||
+	    !memcmp(buf, "\xfd" "7zXZ", 5) ||
+	    !memcmp(buf, "\x28\xb5\x2f\xfd", 4) ||
+	    !memcmp(buf + 257, "ustar", 5))
+		return 0;
+	return buf[1080] == 0x53 && buf[1081] == 0xef;
+}
+
+static int open_source(struct xt *x, int image, uint8_t salt[16])
+{
+	const struct e2cb_header *h;
+	errcode_t err;
+
+	if (image) {
+		if (e2cb_open_fs(x->o->source, 0, &x->fs))
+			return E2CB_EXIT_ERROR;
+		memcpy(x->uuid, x->fs->super->s_uuid, 16);
+		memcpy(salt, x->fs->super->s_encrypt_pw_salt, 16);
+		x->block_size = x->fs->blocksize;
+		x->feed = image_feed;
+		err = ext2fs_allocate_inode_bitmap(x->fs, "directories seen",
+						   &x->dirs_seen);
+		if (err) {
+			com_err(program_name, err, "while setting up");
+			return E2CB_EXIT_ERROR;
+		}
+		return 0;
+	}
+	err = e2cb_reader_open(x->o->source, x->o->list_only ? 0 :
+			       E2CB_READ_DATA, &x->r);
+	if (err) {
+		fprintf(stderr, "%s: %s: %s\n", program_name, x->o->source,
+			e2cb_reader_error(x->r));
+		return err == EXT2_ET_CRYPT_BAD_BLOB ? E2CB_EXIT_DAMAGED :
+		       E2CB_EXIT_ERROR;
+	}
+	h = e2cb_reader_header(x->r);
+	memcpy(x->uuid, h->uuid, 16);
+	memcpy(salt, h->encrypt_pw_salt, 16);
+	x->block_size = h->block_size;
+	x->feed = archive_feed;
+	return 0;
+}
+
+static int load_keys(struct xt *x, const uint8_t salt[16])
+{
+	static const uint8_t zero[16];
+	errcode_t err;
+	int i;
+
+	err = fscrypt_keyring_new(&x->kr);
+	for (i = 0; !err && i < x->o->nkey_files; i++) {
+		err = fscrypt_keyring_add_file(x->kr, x->o->key_files[i]);
+		if (err)
+			com_err(program_name, err, "while reading the key "
+				"file %s", x->o->key_files[i]);
+	}
+	for (i = 0; !err && i < x->o->nkey_hex; i++) {
+		err = fscrypt_keyring_add_hex(x->kr, x->o->key_hex[i]);
+		if (err)
+			com_err(program_name, err, "in --key-hex number %d",
+				i + 1);
+	}
+	if (!err && x->o->passphrase_file) {
+		if (!memcmp(salt, zero, 16))
+			fprintf(stderr, "%s: warning: the filesystem has no "
+				"passphrase salt; the key is derived with a "
+				"zero salt\n", program_name);
+		err = fscrypt_keyring_add_passphrase_file(x->kr,
+						x->o->passphrase_file, salt);
+		if (err)
+			com_err(program_name, err, "while reading the "
+				"passphrase file %s", x->o->passphrase_file);
+	}
+	if (!err && fscrypt_secure_unlocked())
+		fprintf(stderr, "%s: warning: key memory could not be locked "
+			"(RLIMIT_MEMLOCK); it is still kept out of core "
+			"dumps\n", program_name);
+	return err ? E2CB_EXIT_ERROR : 0;
+}
+
+static int open_output(struct xt *x)
+{
+	const char *dir = x->o->dir ? x->o->dir : ".";
+
+	if (mkdir(dir, 0700) == 0)
+		x->created_root = 1;
+	else if (errno != EEXIST) {
+		com_err(program_name, errno, "while creating %s", dir);
+		return E2CB_EXIT_ERROR;
+	}
+	x->root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x->root_fd < 0) {
+		com_err(program_name, errno, "while opening %s", dir);
+		return E2CB_EXIT_ERROR;
+	}
+	return 0;
+}
+
+static int set_selection(struct xt *x)
+{
+	int i;
+
+	if (!x->o->npaths)
+		return 0;
+	x->sel = calloc(x->o->npaths, sizeof(*x->sel));
+	if (!x->sel)
+		return E2CB_EXIT_ERROR;
+	for (i = 0; i < x->o->npaths; i++) {
+		x->sel[i].s = normalize_sel(x->o->paths[i]);
+		if (!x->sel[i].s) {
+			fprintf(stderr, "%s: %s: a PATH may not contain "
+				"'..'\n", program_name, x->o->paths[i]);
+			return E2CB_EXIT_USAGE;
+		}
+		x->sel[i].len = strlen(x->sel[i].s);
+		x->nsel++;
+	}
+	return 0;
+}
+
+/* Keys that opened nothing are worth a word: a typo, or the wrong file */
+static void note_unused_keys(struct xt *x)
+{
+	struct fscrypt_key_spec v1, v2;
+	char s1[80], s2[80];
+	size_t i;
+	int used;
+
+	for (i = 0; (used = fscrypt_keyring_used(x->kr, i, &v1, &v2)) >= 0;
+	     i++) {
+		if (used)
+			continue;
+		fscrypt_spec_string(&v2, s2, sizeof(s2));
+		fscrypt_spec_string(&v1, s1, sizeof(s1));
+		fprintf(stderr, "%s: note: key %zu (%s, %s) opened nothing\n",
+			program_name, i + 1, s2, s1);
+	}
+}
+
+static int finish(struct xt *x)
+{
+	size_t i;
+	int notfound = 0;
+
+	for (i = 0; i < x->nsel; i++) {
+		if (x->sel[i].found)
+			continue;
+		fprintf(stderr, "%s: %s: not found in %s\n", program_name,
+			x->o->paths[i], x->o->source);
+		notfound++;
+	}
+	print_missing(x);
+	note_unused_keys(x);
+	if (x->notroot)
+		fprintf(stderr, "%s: %llu device nodes not created (not "
+			"root)\n", program_name,
+			(unsigned long long) x->notroot);
+	fflush(stderr);
+	if (x->o->list_only)
+		printf("%s: %llu entries listed, %llu without key, %llu "
+		       "refused, %llu failed\n", x->o->source,
+		       (unsigned long long) x->entries,
+		       (unsigned long long) x->missing,
+		       (unsigned long long) x->refused,
+		       (unsigned long long) x->failed);
+	else
+		printf("%s: extracted %llu entries, %llu files, %llu bytes; "
+		       "%llu without key, %llu refused, %llu failed\n",
+		       x->o->source, (unsigned long long) x->entries,
+		       (unsigned long long) x->files,
+		       (unsigned long long) x->bytes,
+		       (unsigned long long) x->missing,
+		       (unsigned long long) x->refused,
+		       (unsigned long long) x->failed);
+	if (x->damaged)
+		return E2CB_EXIT_DAMAGED;
+	if (x->enc_seen && !x->enc_ok) {
+		fprintf(stderr, "%s: none of the encrypted entries could be "
+			"decrypted with the keys given\n", program_name);
+		return E2CB_EXIT_ERROR;
+	}
+	if (x->missing || x->refused || x->failed || notfound)
+		return E2CB_EXIT_INCOMPLETE;
+	return E2CB_EXIT_OK;
+}
+
+static void xt_free(struct xt *x)
+{
+	size_t i, j;
+
+	pop_to(x, 0);
+	unstage(x);
+	free(x->st);
+	for (i = 0; i < x->links_size; i++)
+		free(x->links[i].path);
+	free(x->links);
+	for (i = 0; i < x->nmiss; i++) {
+		for (j = 0; j < x->miss[i].npaths; j++)
+			free(x->miss[i].paths[j]);
+		free(x->miss[i].paths);
+	}
+	free(x->miss);
+	for (i = 0; i < x->nsel; i++)
+		free(x->sel[i].s);
+	free(x->sel);
+	free(x->plain.s);
+	free(x->cipher.s);
+	free(x->iobuf);
+	if (x->wbuf) {
+		fscrypt_wipe(x->wbuf, IOBUF_SIZE);
+		free(x->wbuf);
+	}
+	if (x->root_fd > 0)
+		close(x->root_fd);
+	fscrypt_keyring_free(x->kr);
+	e2cb_reader_close(x->r);
+	if (x->dirs_seen)
+		ext2fs_free_inode_bitmap(x->dirs_seen);
+	if (x->fs)
+		ext2fs_close_free(&x->fs);
+}
+
+int e2cb_extract(const struct e2cb_extract_opts *opts)
+{
+	struct xt x;
+	uint8_t salt[16];
+	int image, ret;
+
+	/* nothing of this process, keys included, goes into a core file */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	memset(&x, 0, sizeof(x));
+	x.o = opts;
+	x.root_fd = -1;
+	x.is_root = geteuid() == 0;
+	x.iobuf = malloc(IOBUF_SIZE);
+	x.wbuf = malloc(IOBUF_SIZE);
+	if (!x.iobuf || !x.wbuf) {
+		ret = E2CB_EXIT_ERROR;
+		goto out;
+	}
+	ret = set_selection(&x);
+	if (ret)
+		goto out;
+	image = looks_like_image(opts->source);
+	ret = open_source(&x, image, salt);
+	if (!ret)
+		ret = load_keys(&x, salt);
+	if (!ret && !opts->list_only)
+		ret = open_output(&x);
+	if (ret)
+		goto out;
+	if (image)
+		image_entry(&x, EXT2_ROOT_INO, NULL, 0);
+	else
+		walk_archive(&x);
+	pop_to(&x, 0);
+	unstage(&x);
+	ret = finish(&x);
+out:
+	fscrypt_wipe(salt, sizeof(salt));
+	xt_free(&x);
+	return ret;
+}
