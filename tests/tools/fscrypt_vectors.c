@@ -857,6 +857,16 @@ static void one_combo(const struct combo *c)
 	if (i == sizeof(name_lens) / sizeof(name_lens[0]))
 		check(1, what, "(names)");
 
+	/* v2: the SipHash key for casefolded names, HKDF context 5 */
+	if (c->version == 2) {
+		uint8_t dk[16], want[16];
+
+		check(!fscrypt_inode_dirhash_key(dir, dk) &&
+		      !fscrypt_hkdf_sha512(master, 64, 5, nonce, 16, want,
+					   16) && !memcmp(dk, want, 16),
+		      what, "(dirhash key)");
+	}
+
 	/* a symlink target of 1000 bytes, with its own key */
 	pt[0] = 't';
 	err = fscrypt_encrypt_symlink(dir, (const uint8_t *) pt, 1000, ct,
