@@ -366,12 +366,12 @@ errcode_t adiantum_crypt(struct adiantum_key *ak, const uint8_t iv[32],
 	adiantum_hash(ak, iv, in, bulk, h);
 	le128_add(rblk, in + bulk, h);
 	memset(nonce, 0, sizeof(nonce));
-	if (enc)
+	memcpy(nonce, rblk, 16);
+	if (enc) {
 		retval = bc_encrypt(&ak->aes, rblk, nonce, 1);
-	else
-		memcpy(nonce, rblk, 16), retval = 0;
-	if (retval)
-		return retval;
+		if (retval)
+			return retval;
+	}
 	/* the left part goes through XChaCha12 under that block */
 	nonce[16] = 1;
 	fscrypt_xchacha12(ak->stream_key, nonce, in, out, bulk);
