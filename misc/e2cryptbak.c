@@ -172,15 +172,16 @@ static int has_keys(const struct e2cb_extract_opts *opts)
 	return opts->nkey_files || opts->nkey_hex || opts->passphrase_file;
 }
 
-static int run_extract(struct e2cb_extract_opts *opts)
+static void free_key_options(struct e2cb_extract_opts *opts)
 {
-	int ret;
-
-	add_error_table(&et_fscr_error_table);
-	ret = e2cb_extract(opts);
 	free(opts->key_files);
 	free(opts->key_hex);
-	return ret;
+}
+
+static int run_extract(struct e2cb_extract_opts *opts)
+{
+	add_error_table(&et_fscr_error_table);
+	return e2cb_extract(opts);
 }
 
 static int cmd_list(int argc, char **argv)
@@ -190,26 +191,32 @@ static int cmd_list(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct e2cb_extract_opts opts;
-	int c, long_format = 0;
+	int c, ret, long_format = 0;
 
-	if (!alloc_key_options(&opts, argc))
+	if (!alloc_key_options(&opts, argc)) {
+		free_key_options(&opts);
 		return E2CB_EXIT_ERROR;
+	}
 	while ((c = getopt_long(argc, argv, "lk:", longopts, NULL)) != EOF) {
 		if (c == 'l')
 			long_format = 1;
-		else if (!key_option(&opts, c))
-			return usage_error(NULL);
+		else if (!key_option(&opts, c)) {
+			ret = usage_error(NULL);
+			goto out;
+		}
 	}
-	if (argc - optind != 1)
-		return usage_error("list needs one ARCHIVE");
-	if (!has_keys(&opts)) {
-		free(opts.key_files);
-		free(opts.key_hex);
-		return e2cb_list(argv[optind], long_format);
+	if (argc - optind != 1) {
+		ret = usage_error("list needs one ARCHIVE");
+	} else if (!has_keys(&opts)) {
+		ret = e2cb_list(argv[optind], long_format);
+	} else {
+		opts.source = argv[optind];
+		opts.list_only = 1;
+		ret = run_extract(&opts);
 	}
-	opts.source = argv[optind];
-	opts.list_only = 1;
-	return run_extract(&opts);
+out:
+	free_key_options(&opts);
+	return ret;
 }
 
 static int cmd_extract(int argc, char **argv)
@@ -221,27 +228,36 @@ static int cmd_extract(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct e2cb_extract_opts opts;
-	int c;
+	int c, ret;
 
-	if (!alloc_key_options(&opts, argc))
+	if (!alloc_key_options(&opts, argc)) {
+		free_key_options(&opts);
 		return E2CB_EXIT_ERROR;
+	}
 	while ((c = getopt_long(argc, argv, "k:C:", longopts, NULL)) != EOF) {
 		if (c == 'C')
 			opts.dir = optarg;
 		else if (c == 'O')
 			opts.overwrite = 1;
-		else if (!key_option(&opts, c))
-			return usage_error(NULL);
+		else if (!key_option(&opts, c)) {
+			ret = usage_error(NULL);
+			goto out;
+		}
 	}
-	if (optind >= argc)
-		return usage_error("extract needs an ARCHIVE or a DEVICE");
-	if (!has_keys(&opts))
-		return usage_error("extract needs a key: -k KEYFILE, "
-				   "--key-hex HEX or --passphrase-file F");
-	opts.source = argv[optind];
-	opts.paths = argv + optind + 1;
-	opts.npaths = argc - optind - 1;
-	return run_extract(&opts);
+	if (optind >= argc) {
+		ret = usage_error("extract needs an ARCHIVE or a DEVICE");
+	} else if (!has_keys(&opts)) {
+		ret = usage_error("extract needs a key: -k KEYFILE, "
+				  "--key-hex HEX or --passphrase-file F");
+	} else {
+		opts.source = argv[optind];
+		opts.paths = argv + optind + 1;
+		opts.npaths = argc - optind - 1;
+		ret = run_extract(&opts);
+	}
+out:
+	free_key_options(&opts);
+	return ret;
 }
 
 static int cmd_verify(int argc, char **argv)

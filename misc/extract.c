@@ -917,8 +917,9 @@ static void list_entry(struct xt *x, const struct xentry *e,
 		       const char *note)
 {
 	put_path(stdout, x->cipher.s, x->cipher.len);
+	/* the root's path is empty: memcmp must not see its NULL */
 	if (x->cipher.len != x->plain.len ||
-	    memcmp(x->cipher.s, x->plain.s, x->plain.len)) {
+	    (x->plain.len && memcmp(x->cipher.s, x->plain.s, x->plain.len))) {
 		fputs("  =  ", stdout);
 		put_path(stdout, x->plain.s, x->plain.len);
 	}
