@@ -476,8 +476,10 @@ static int normalize_path(struct e2cb_reader *r, const char *path)
 	size_t len;
 	char *p;
 
+	/* an entry without a path has no name of its own: name the one
+	 * before it */
 	if (!path)
-		return damage(r, "an entry has no path");
+		return damage_prev(r, "the entry after this one has no path");
 	len = strlen(path);
 	if (len + 2 > r->path_size) {
 		p = realloc(r->path, len + 2);
