@@ -13,11 +13,6 @@
 #include <stdlib.h>
 #include "archive.h"
 
-uint32_t e2cb_crc32c(uint32_t crc, const void *buf, size_t len)
-{
-	return ext2fs_crc32c_le(crc, buf, len);
-}
-
 static void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = v;
