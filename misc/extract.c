@@ -776,9 +776,11 @@ static errcode_t extract_symlink(struct xt *x, int dirfd,
 					      target, e->target_len, &len);
 	} else {
 		len = e->target_len;
-		memcpy(target, e->target, len);
-		if (!len || memchr(target, 0, len))
+		/* an empty target (a damaged inode) has no buffer at all */
+		if (!len || memchr(e->target, 0, len))
 			err = FSCRYPT_ET_BAD_SYMLINK;
+		else
+			memcpy(target, e->target, len);
 	}
 	if (err) {
 		report(x, err, "cannot read the symlink target");
