@@ -327,7 +327,8 @@ static void link_add(struct xt *x, uint32_t ino, const char *path,
 	l->path = malloc(len + 1);
 	if (!l->path)
 		return;
-	memcpy(l->path, path, len);
+	if (len)	/* the root's path is empty, and may be NULL */
+		memcpy(l->path, path, len);
 	l->path[len] = 0;
 	l->len = len;
 	l->ino = ino;
