@@ -20,6 +20,13 @@
 
 #define E2CB_FORMAT_VERSION	1
 
+/* fuzzing builds let mutations past the checksums, to what they guard */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define E2CB_CHECK_SUMS		0
+#else
+#define E2CB_CHECK_SUMS		1
+#endif
+
 /* pseudo-xattr names of the records */
 #define E2CB_REC_HEADER		"e2cryptbak.header"
 #define E2CB_REC_TRAILER	"e2cryptbak.trailer"

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
@@ -44,6 +45,7 @@ struct backup {
 	uint64_t entries, inodes, encrypted, data_bytes, skipped;
 	uint64_t inodes_total;
 	char *iobuf;
+	const char *holes;		/* HOLES_SIZE zero bytes, or NULL */
 	int progress;
 	time_t last_progress;
 	char *path;
@@ -80,6 +82,13 @@ struct region_list {
 
 /* Holes are fed to libarchive from here; it skips them without copying. */
 static const char zero_buf[64 * 1024];
+
+/*
+ * libarchive takes a sparse file's holes as zeros in the data stream
+ * and skips them; a mapping of the zero page feeds a large hole in few
+ * calls without the memory.
+ */
+#define HOLES_SIZE	(256ULL << 20)
 
 /* Linear probing table; only inodes with several names enter it. */
 static const char *link_lookup(struct link_table *t, ext2_ino_t ino)
@@ -239,11 +248,12 @@ static int region_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 
 static errcode_t feed_hole(struct backup *b, uint64_t len)
 {
-	size_t n;
+	const char *zeros = b->holes ? b->holes : zero_buf;
+	size_t max = b->holes ? HOLES_SIZE : sizeof(zero_buf), n;
 
 	while (len) {
-		n = len > sizeof(zero_buf) ? sizeof(zero_buf) : len;
-		if (archive_write_data(b->a, zero_buf, n) != (ssize_t) n)
+		n = len > max ? max : len;
+		if (archive_write_data(b->a, zeros, n) != (ssize_t) n)
 			return archive_err(b, entry_path(b));
 		len -= n;
 	}
@@ -294,6 +304,9 @@ static errcode_t map_regions(struct backup *b, ext2_ino_t ino,
 		retval = rl->retval;
 	if (retval)
 		return retval;
+	/* beyond 2^32 blocks: corrupt, and holes no one could feed */
+	if (i_size > ((uint64_t) 1 << 32) * b->fs->blocksize)
+		return EXT2_ET_FILE_TOO_BIG;
 	*tar_size = i_size;
 	if (rl->count && rl->r[rl->count - 1].off +
 	    rl->r[rl->count - 1].len > *tar_size)
@@ -985,6 +998,10 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 	b->iobuf = malloc(IOBUF_SIZE);
 	if (!b->iobuf)
 		return EXT2_ET_NO_MEMORY;
+	b->holes = mmap(NULL, HOLES_SIZE, PROT_READ,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (b->holes == MAP_FAILED)
+		b->holes = NULL;	/* zero_buf will do, slower */
 	e2cb_sum_init(&b->sum);
 	b->inodes_total = b->fs->super->s_inodes_count -
 			  b->fs->super->s_free_inodes_count;
@@ -1007,6 +1024,8 @@ static void backup_free(struct backup *b)
 		ext2fs_free_inode_bitmap(b->dirs_seen);
 	link_free(&b->links);
 	free(b->iobuf);
+	if (b->holes)
+		munmap((void *) b->holes, HOLES_SIZE);
 	free(b->path);
 	if (b->fs)
 		ext2fs_close_free(&b->fs);

@@ -327,7 +327,8 @@ static void link_add(struct xt *x, uint32_t ino, const char *path,
 	l->path = malloc(len + 1);
 	if (!l->path)
 		return;
-	memcpy(l->path, path, len);
+	if (len)	/* the root's path is empty, and may be NULL */
+		memcpy(l->path, path, len);
 	l->path[len] = 0;
 	l->len = len;
 	l->ino = ino;
@@ -776,9 +777,11 @@ static errcode_t extract_symlink(struct xt *x, int dirfd,
 					      target, e->target_len, &len);
 	} else {
 		len = e->target_len;
-		memcpy(target, e->target, len);
-		if (!len || memchr(target, 0, len))
+		/* an empty target (a damaged inode) has no buffer at all */
+		if (!len || memchr(e->target, 0, len))
 			err = FSCRYPT_ET_BAD_SYMLINK;
+		else
+			memcpy(target, e->target, len);
 	}
 	if (err) {
 		report(x, err, "cannot read the symlink target");

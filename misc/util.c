@@ -112,16 +112,20 @@ static void decode_time(__u32 sec, __u32 extra, int has_extra,
 #define FIELD_END(f) (offsetof(struct ext2_inode_large, f) + \
 		      sizeof(((struct ext2_inode_large *) 0)->f))
 
+/* An _extra field, or 0 where the inode (128 bytes, say) has none */
+#define EXTRA(inode, size, f) \
+	(has_extra_field(size, inode, FIELD_END(f)) ? (inode)->f : 0)
+
 void e2cb_inode_times(const struct ext2_inode_large *inode,
 		      size_t inode_size, struct e2cb_inode_rec *r)
 {
-	decode_time(inode->i_atime, inode->i_atime_extra,
+	decode_time(inode->i_atime, EXTRA(inode, inode_size, i_atime_extra),
 		    has_extra_field(inode_size, inode, FIELD_END(i_atime_extra)),
 		    &r->atime);
-	decode_time(inode->i_mtime, inode->i_mtime_extra,
+	decode_time(inode->i_mtime, EXTRA(inode, inode_size, i_mtime_extra),
 		    has_extra_field(inode_size, inode, FIELD_END(i_mtime_extra)),
 		    &r->mtime);
-	decode_time(inode->i_ctime, inode->i_ctime_extra,
+	decode_time(inode->i_ctime, EXTRA(inode, inode_size, i_ctime_extra),
 		    has_extra_field(inode_size, inode, FIELD_END(i_ctime_extra)),
 		    &r->ctime);
 	memset(&r->crtime, 0, sizeof(r->crtime));

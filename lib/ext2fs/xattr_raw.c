@@ -112,6 +112,9 @@ static errcode_t walk_in_inode(ext2_filsys fs,
 	    EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize +
 	    sizeof(__u32) > isize)
 		return 0;
+	/* as the kernel: the entries are read as __u32s, aligned */
+	if (inode->i_extra_isize & 3)
+		return EXT2_ET_CRYPT_BAD_EA;
 	start = (const char *) inode + EXT2_GOOD_OLD_INODE_SIZE +
 		inode->i_extra_isize;
 	end = (const char *) inode + isize;
