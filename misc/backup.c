@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <time.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <et/com_err.h>
@@ -1032,6 +1033,48 @@ static void backup_free(struct backup *b)
 }
 
 /*
+ * Until the archive has its name, a fatal signal removes the temporary
+ * file, then kills us as it would have (a shell still sees the signal).
+ * Signals that were ignored (nohup) stay ignored.
+ */
+static const int fatal_signals[] = { SIGHUP, SIGINT, SIGTERM };
+static struct sigaction saved_actions[3];
+static const char *volatile tmp_to_remove;
+
+static void remove_tmp_and_die(int sig)
+{
+	if (tmp_to_remove)
+		unlink(tmp_to_remove);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void guard_tmp(const char *name)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = remove_tmp_and_die;
+	sigemptyset(&sa.sa_mask);
+	tmp_to_remove = name;
+	for (i = 0; i < 3; i++) {
+		sigaction(fatal_signals[i], NULL, &saved_actions[i]);
+		if (saved_actions[i].sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+static void unguard_tmp(void)
+{
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		sigaction(fatal_signals[i], &saved_actions[i], NULL);
+	tmp_to_remove = NULL;
+}
+
+/*
  * The archive goes to a temporary file beside its destination and takes
  * the final name only when whole, so an interrupted backup never leaves
  * a file that looks like an archive.
@@ -1061,6 +1104,7 @@ static int open_dest(const struct e2cb_backup_opts *opts, char **tmp_name)
 		return -1;
 	}
 	fchmod(fd, 0600);
+	guard_tmp(*tmp_name);
 	return fd;
 }
 
@@ -1081,6 +1125,7 @@ static int finish_dest(const struct e2cb_backup_opts *opts, char *tmp_name,
 	}
 	if (!ok)
 		unlink(tmp_name);
+	unguard_tmp();
 	free(tmp_name);
 	return ok;
 }
