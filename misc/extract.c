@@ -1650,6 +1650,18 @@ static int open_source(struct xt *x, int image, uint8_t salt[16])
 	return 0;
 }
 
+/* As ssh does for its private keys: a secret others can read is not */
+static void warn_if_readable(const char *what, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & (S_IRWXG | S_IRWXO)))
+		fprintf(stderr, "%s: warning: %s %s is accessible by others "
+			"(mode %04o); chmod 600 it\n", program_name, what,
+			path, (unsigned int) (st.st_mode & 07777));
+}
+
 static int load_keys(struct xt *x, const uint8_t salt[16])
 {
 	static const uint8_t zero[16];
@@ -1658,6 +1670,7 @@ static int load_keys(struct xt *x, const uint8_t salt[16])
 
 	err = fscrypt_keyring_new(&x->kr);
 	for (i = 0; !err && i < x->o->nkey_files; i++) {
+		warn_if_readable("key file", x->o->key_files[i]);
 		err = fscrypt_keyring_add_file(x->kr, x->o->key_files[i]);
 		if (err)
 			com_err(program_name, err, "while reading the key "
@@ -1670,6 +1683,7 @@ static int load_keys(struct xt *x, const uint8_t salt[16])
 				i + 1);
 	}
 	if (!err && x->o->passphrase_file) {
+		warn_if_readable("passphrase file", x->o->passphrase_file);
 		if (!memcmp(salt, zero, 16))
 			fprintf(stderr, "%s: warning: the filesystem has no "
 				"passphrase salt; the key is derived with a "
