@@ -5,7 +5,8 @@
  * Names, contexts and ciphertext go back exactly as they were stored, so
  * the owner's key opens every file again.  The archive is checked whole
  * (and the target measured against it) before the first write; the
- * target is never written while mounted.
+ * target is never written while mounted.  A fatal signal stops the
+ * restore between two writes, with the target closed consistent.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -17,8 +18,10 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 #include <time.h>
+#include <sys/file.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 
@@ -66,7 +69,72 @@ struct restore {
 	struct ino_map links;
 	ext2_file_t file;		/* regular file being filled */
 	uint64_t done_entries, done_bytes;
+	int lock_fd;			/* holds the flock on the target */
+	int writing;			/* the first write may have been done */
 };
+
+/*
+ * SIGHUP, SIGINT and SIGTERM only ask us to stop: the loops look at
+ * stop_signal between entries and between the data pieces of a file,
+ * the entry being written is taken back, the filesystem is closed
+ * consistent, and then we die of the signal (a shell still sees it).
+ * Signals that were ignored (nohup) stay ignored.
+ */
+static const int stop_signals[] = { SIGHUP, SIGINT, SIGTERM };
+static struct sigaction saved_actions[3];
+static volatile sig_atomic_t stop_signal;
+
+static void note_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = note_signal;
+	sigemptyset(&sa.sa_mask);
+	/* reads of the archive and writes to the target go on */
+	sa.sa_flags = SA_RESTART;
+	for (i = 0; i < 3; i++) {
+		sigaction(stop_signals[i], NULL, &saved_actions[i]);
+		if (saved_actions[i].sa_handler != SIG_IGN)
+			sigaction(stop_signals[i], &sa, NULL);
+	}
+}
+
+static void release_signals(void)
+{
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		sigaction(stop_signals[i], &saved_actions[i], NULL);
+}
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGHUP: return "SIGHUP";
+	case SIGINT: return "SIGINT";
+	case SIGTERM: return "SIGTERM";
+	}
+	return "a signal";
+}
+
+/* Everything is closed: die of the signal that stopped us. */
+static void die_of_signal(void)
+{
+	int sig = stop_signal;
+
+	release_signals();
+	fflush(stdout);
+	fflush(stderr);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
 
 static errcode_t map_add(struct ino_map *m, ext2_ino_t from, ext2_ino_t to)
 {
@@ -152,6 +220,8 @@ static errcode_t count_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
 {
 	struct plan *p = priv;
 
+	if (stop_signal)
+		return EXT2_ET_CANCEL_REQUESTED;
 	if (len)
 		p->blocks += (off + len - 1) / p->block_size -
 			     off / p->block_size + 1;
@@ -180,6 +250,8 @@ static int plan_restore(struct restore *rs, const char *archive)
 	}
 	p->block_size = e2cb_reader_header(r)->block_size;
 	while ((ret = e2cb_reader_next(r, &e)) == 0) {
+		if (stop_signal)
+			break;
 		p->entries++;
 		if (!strcmp(e->path, ".")) {
 			p->root_encrypted = !!e->ctx;
@@ -219,6 +291,10 @@ static int plan_restore(struct restore *rs, const char *archive)
 			ret = -1;
 			break;
 		}
+	}
+	if (stop_signal) {
+		e2cb_reader_close(r);
+		return E2CB_EXIT_ERROR;
 	}
 	if (ret < 0) {
 		fprintf(stderr, "%s: %s: damaged, nothing restored: %s\n",
@@ -262,6 +338,10 @@ static int target_has_lblk_policies(ext2_filsys fs, int *found)
 		goto out;
 	while (!(retval = ext2fs_get_next_inode_full(scan, &ino,
 			(struct ext2_inode *) inode, isize)) && ino) {
+		if (stop_signal) {
+			retval = EXT2_ET_CANCEL_REQUESTED;
+			break;
+		}
 		if (!inode->i_links_count ||
 		    !(inode->i_flags & EXT4_ENCRYPT_FL))
 			continue;
@@ -299,7 +379,7 @@ static int check_uuid(struct restore *rs, const struct e2cb_header *h)
 		return E2CB_EXIT_ERROR;
 	}
 	if (target_has_lblk_policies(fs, &tied) || tied)
-		return refuse("--set-uuid: the target already holds files "
+		return stop_signal ? E2CB_EXIT_ERROR : refuse("--set-uuid: the target already holds files "
 			      "tied to its own UUID%s", "");
 	return 0;
 }
@@ -621,6 +701,9 @@ static errcode_t write_data_proc(const struct e2cb_entry *e
 	unsigned int got;
 	errcode_t retval;
 
+	/* a file of many GiB stops too; restore_inode takes it back */
+	if (stop_signal)
+		return EXT2_ET_CANCEL_REQUESTED;
 	retval = ext2fs_file_llseek(rs->file, off, EXT2_SEEK_SET, NULL);
 	while (!retval && len) {
 		retval = ext2fs_file_write(rs->file, buf, len, &got);
@@ -961,26 +1044,34 @@ static errcode_t make_path_dir(struct restore *rs, ext2_ino_t parent,
 	return 0;
 }
 
-/* Find or create PATH; no component of it may be encrypted. */
-static int prepare_path(struct restore *rs)
+/*
+ * Find PATH; no component of it may be encrypted.  Missing directories
+ * on the way are only noted (rs->target_new) unless @create, the first
+ * write of the restore: checks never write.
+ */
+static int prepare_path(struct restore *rs, int create)
 {
 	ext2_filsys fs = rs->fs;
 	struct ext2_inode inode;
 	const char *p = rs->opts->path, *end;
 	ext2_ino_t ino = EXT2_ROOT_INO, next;
+	int missing = 0;
 	errcode_t retval;
 
 	for (;;) {
-		retval = ext2fs_read_inode(fs, ino, &inode);
-		if (retval)
-			goto fail;
-		if (!LINUX_S_ISDIR(inode.i_mode))
-			return refuse("%s is not a directory", rs->opts->path);
+		if (!missing) {
+			retval = ext2fs_read_inode(fs, ino, &inode);
+			if (retval)
+				goto fail;
+			if (!LINUX_S_ISDIR(inode.i_mode))
+				return refuse("%s is not a directory",
+					      rs->opts->path);
+		}
 		for (; *p == '/'; p++)
 			;
 		if (!*p)
 			break;
-		if (inode.i_flags & EXT4_ENCRYPT_FL)
+		if (!missing && (inode.i_flags & EXT4_ENCRYPT_FL))
 			return refuse("%s lies inside an encrypted directory, "
 				      "where names need its key",
 				      rs->opts->path);
@@ -990,11 +1081,14 @@ static int prepare_path(struct restore *rs)
 		if (end - p > EXT2_NAME_LEN)
 			return refuse("a component of %s is too long",
 				      rs->opts->path);
-		retval = e2cb_lookup_raw(fs, ino, (const uint8_t *) p,
+		retval = missing ? EXT2_ET_FILE_NOT_FOUND :
+			 e2cb_lookup_raw(fs, ino, (const uint8_t *) p,
 					 end - p, &next);
 		if (retval == EXT2_ET_FILE_NOT_FOUND) {
-			retval = make_path_dir(rs, ino, p, end - p, &next);
 			rs->target_new = 1;
+			missing = !create;
+			retval = create ? make_path_dir(rs, ino, p, end - p,
+							&next) : 0;
 		} else if (!retval) {
 			rs->target_new = 0;
 		}
@@ -1003,6 +1097,8 @@ static int prepare_path(struct restore *rs)
 		ino = next;
 		p = end;
 	}
+	if (missing)
+		return 0;
 	if (inode.i_flags & EXT4_ENCRYPT_FL)
 		return refuse("%s is an encrypted directory; names there "
 			      "need its key", rs->opts->path);
@@ -1031,7 +1127,8 @@ static int check_collisions(struct restore *rs)
 				      rs->opts->path);
 		return 0;
 	}
-	for (i = 0; i < p->ntop; i++) {
+	/* a directory still to be made holds nothing */
+	for (i = 0; !rs->target_new && i < p->ntop; i++) {
 		if (e2cb_lookup_raw(rs->fs, rs->target, p->top[i].name,
 				    p->top[i].name_len, &ino))
 			continue;
@@ -1082,11 +1179,38 @@ static int spool_stdin(char *name, size_t size)
 	return fd;
 }
 
+/*
+ * EXT2_FLAG_EXCLUSIVE keeps a second writer off a block device only; an
+ * image file takes a lock, held until the filesystem is closed.
+ */
+static int lock_target(struct restore *rs)
+{
+	const char *dev = rs->opts->device;
+
+	rs->lock_fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (rs->lock_fd < 0)
+		return 0;		/* opening it for real says why */
+	if (!flock(rs->lock_fd, LOCK_EX | LOCK_NB))
+		return 0;
+	if (errno == EWOULDBLOCK) {
+		fprintf(stderr, "%s: %s is in use by another e2cryptbak "
+			"restore (or another program holds a lock on it)\n",
+			program_name, dev);
+		return -1;
+	}
+	/* a filesystem without flock (some NFS): go on as before */
+	com_err(program_name, errno, "while locking %s (going on without "
+		"the lock)", dev);
+	return 0;
+}
+
 static errcode_t open_target(struct restore *rs)
 {
 	io_manager io = unix_io_manager;
 	errcode_t retval;
 
+	if (lock_target(rs))
+		return EXT2_ET_FILE_RO;
 	if (rs->opts->undo_file) {
 		set_undo_io_backing_manager(unix_io_manager);
 		retval = set_undo_io_backup_file((char *) rs->opts->undo_file);
@@ -1103,6 +1227,34 @@ static errcode_t open_target(struct restore *rs)
 		com_err(program_name, retval, "while reading the bitmaps of %s",
 			rs->opts->device);
 	return retval;
+}
+
+/*
+ * The checks read the whole archive and may take long: the target, an
+ * image file say, may have been mounted through a loop device meanwhile.
+ * Asked again right before the first write.
+ */
+static int check_unmounted(struct restore *rs)
+{
+	char mtpt[256];
+	int mount_flags = 0;
+	errcode_t retval;
+
+	retval = ext2fs_check_mount_point(rs->opts->device, &mount_flags,
+					  mtpt, sizeof(mtpt));
+	if (retval) {
+		com_err(program_name, retval,
+			"while determining whether %s is mounted",
+			rs->opts->device);
+		return E2CB_EXIT_ERROR;
+	}
+	if (!(mount_flags & EXT2_MF_MOUNTED))
+		return 0;
+	fprintf(stderr, "%s: refusing to restore: %s was mounted%s on %s "
+		"while the archive was checked; nothing was written\n",
+		program_name, rs->opts->device,
+		(mount_flags & EXT2_MF_READONLY) ? " read-only" : "", mtpt);
+	return E2CB_EXIT_ERROR;
 }
 
 /* Features the archive needs, set only after every check passed */
@@ -1151,8 +1303,8 @@ static int write_entries(struct restore *rs, const char *archive)
 {
 	struct e2cb_entry *e = NULL;
 	time_t last = 0;
-	errcode_t retval;
-	int ret;
+	errcode_t retval = 0;
+	int ret = 0;
 
 	retval = e2cb_reader_open(archive, E2CB_READ_DATA, &rs->r);
 	if (retval) {
@@ -1160,7 +1312,7 @@ static int write_entries(struct restore *rs, const char *archive)
 			e2cb_reader_error(rs->r));
 		return E2CB_EXIT_ERROR;
 	}
-	while ((ret = e2cb_reader_next(rs->r, &e)) == 0) {
+	while (!stop_signal && (ret = e2cb_reader_next(rs->r, &e)) == 0) {
 		retval = restore_entry(rs, e);
 		if (retval)
 			break;
@@ -1168,6 +1320,8 @@ static int write_entries(struct restore *rs, const char *archive)
 		show_progress(rs, &last, 0);
 	}
 	show_progress(rs, &last, 1);
+	if (stop_signal)
+		return E2CB_EXIT_ERROR;
 	if (ret < 0) {
 		fprintf(stderr, "%s: %s changed since it was checked: %s\n",
 			program_name, archive, e2cb_reader_error(rs->r));
@@ -1189,6 +1343,26 @@ static void restore_free(struct restore *rs)
 	e2cb_reader_close(rs->r);
 }
 
+/* The target as it stands: flushed only if something was written */
+static int close_target(struct restore *rs)
+{
+	errcode_t retval = 0;
+
+	if (rs->fs && rs->writing) {
+		retval = ext2fs_close_free(&rs->fs);
+		if (retval)
+			com_err(program_name, retval, "while closing %s",
+				rs->opts->device);
+	} else if (rs->fs) {
+		ext2fs_free(rs->fs);
+		rs->fs = NULL;
+	}
+	if (rs->lock_fd >= 0)
+		close(rs->lock_fd);
+	rs->lock_fd = -1;
+	return retval ? E2CB_EXIT_ERROR : 0;
+}
+
 int e2cb_restore(const struct e2cb_restore_opts *opts)
 {
 	struct restore rs;
@@ -1201,18 +1375,21 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 
 	memset(&rs, 0, sizeof(rs));
 	rs.opts = opts;
+	rs.lock_fd = -1;
+	/* a signal kills the spool, a deleted file, as it is */
 	if (!strcmp(name, "-")) {
 		spool_fd = spool_stdin(archive, sizeof(archive));
 		if (spool_fd < 0)
 			return E2CB_EXIT_ERROR;
 		name = archive;
 	}
+	catch_signals();
 	if (open_target(&rs)) {
 		ret = E2CB_EXIT_ERROR;
 		goto out;
 	}
 	ret = plan_restore(&rs, name);
-	if (ret)
+	if (ret || stop_signal)
 		goto out;
 	retval = e2cb_reader_open(name, 0, &hr);
 	if (retval) {
@@ -1223,14 +1400,23 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	e2cb_reader_close(hr);
 	ret = preflight(&rs, &hdr);
 	if (!ret)
-		ret = prepare_path(&rs);
+		ret = prepare_path(&rs, 0);
 	if (!ret)
 		ret = check_collisions(&rs);
-	if (ret)
+	if (!ret && !stop_signal)
+		ret = check_unmounted(&rs);
+	if (ret || stop_signal)
 		goto out;
-	adjust_features(&rs, &hdr);
-	ret = write_entries(&rs, name);
-	if (ret)
+	rs.writing = 1;
+	ret = prepare_path(&rs, 1);
+	if (!ret) {
+		adjust_features(&rs, &hdr);
+		ret = write_entries(&rs, name);
+	}
+	if (stop_signal)
+		fprintf(stderr, "%s: stopped by %s\n", program_name,
+			signal_name(stop_signal));
+	if (ret || stop_signal)
 		fprintf(stderr, "%s: restored %llu of %llu entries; the target "
 			"is consistent up to there%s%s\n", program_name,
 			(unsigned long long) rs.done_entries,
@@ -1243,15 +1429,17 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 		       (unsigned long long) rs.plan.inodes, opts->archive);
 out:
 	restore_free(&rs);
-	if (rs.fs) {
-		retval = ext2fs_close_free(&rs.fs);
-		if (retval) {
-			com_err(program_name, retval, "while closing %s",
-				opts->device);
-			ret = E2CB_EXIT_ERROR;
-		}
-	}
+	if (close_target(&rs))
+		ret = E2CB_EXIT_ERROR;
 	if (spool_fd >= 0)
 		close(spool_fd);
+	if (stop_signal) {
+		if (!rs.writing)
+			fprintf(stderr, "%s: stopped by %s before the first "
+				"write; %s is unchanged\n", program_name,
+				signal_name(stop_signal), opts->device);
+		die_of_signal();
+	}
+	release_signals();
 	return ret;
 }
