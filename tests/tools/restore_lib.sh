@@ -74,3 +74,44 @@ with_keys() {
 	umount "$mnt" || umount -l "$mnt"
 	return $rc
 }
+
+# feed PID ARCHIVE FIFO PASS...: serve restore PID's opens of FIFO in
+# turn (restore opens its archive three times: to check it, for the
+# header, to write).  A PASS is "all" (the archive whole), "head" (its
+# first 32 KiB, all the header needs, and no more than a pipe holds),
+# "gate" (FIFO.opened once restore has it open, then all of it once
+# FIFO.go exists) or a signal name, sent after half of ARCHIVE_HALF
+# bytes (default: half the archive) before the rest.  Each pass waits
+# for restore to have closed the one before, so that none runs into
+# the next.  Run it in the background.
+feed() {
+	local pid=$1 ar=$2 fifo=$3 pass at
+
+	shift 3
+	[ "${fifo#/}" = "$fifo" ] && fifo=$PWD/$fifo
+	at=${ARCHIVE_HALF:-$(($(stat -c %s "$ar") / 2))}
+	for pass in "$@"; do
+		while ls -l /proc/"$pid"/fd 2>/dev/null |
+		      grep -qF -- "-> $fifo"; do
+			sleep 0.01
+		done
+		case $pass in
+		all)	cat "$ar" ;;
+		head)	head -c 32768 "$ar" ;;
+		gate)	: >"$fifo.opened"
+			while [ ! -e "$fifo.go" ]; do sleep 0.05; done
+			cat "$ar" ;;
+		*)	head -c "$at" "$ar"
+			kill -"$pass" "$pid"
+			tail -c +$((at + 1)) "$ar" ;;
+		esac >"$fifo"
+	done 2>/dev/null
+}
+
+# stop_feeder PID: a feeder and whatever it is blocked in
+stop_feeder() {
+	pkill -P "$1" 2>/dev/null
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
