@@ -75,6 +75,15 @@ with_keys() {
 	return $rc
 }
 
+# "${WRAP[@]}" CMD &: CMD in the background with SIGINT and SIGPIPE at
+# their defaults (a non-interactive shell ignores SIGINT there), killed
+# by SIGALRM after 120 s; python execs CMD, so $! is CMD's pid
+WRAP=("$PYTHON" -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
+    signal.signal(s, signal.SIG_DFL)
+signal.alarm(120)
+os.execvp(sys.argv[1], sys.argv[1:])')
+
 # feed PID ARCHIVE FIFO PASS...: serve restore PID's opens of FIFO in
 # turn (restore opens its archive three times: to check it, for the
 # header, to write).  A PASS is "all" (the archive whole), "head" (its
