@@ -1354,6 +1354,8 @@ static int close_target(struct restore *rs)
 			com_err(program_name, retval, "while closing %s",
 				rs->opts->device);
 	} else if (rs->fs) {
+		/* only the MMP block, which opening it marked as ours */
+		ext2fs_mmp_stop(rs->fs);
 		ext2fs_free(rs->fs);
 		rs->fs = NULL;
 	}
