@@ -378,9 +378,12 @@ static int check_uuid(struct restore *rs, const struct e2cb_header *h)
 			have);
 		return E2CB_EXIT_ERROR;
 	}
-	if (target_has_lblk_policies(fs, &tied) || tied)
-		return stop_signal ? E2CB_EXIT_ERROR : refuse("--set-uuid: the target already holds files "
+	if (target_has_lblk_policies(fs, &tied) || tied) {
+		if (stop_signal)
+			return E2CB_EXIT_ERROR;
+		return refuse("--set-uuid: the target already holds files "
 			      "tied to its own UUID%s", "");
+	}
 	return 0;
 }
 
@@ -1378,7 +1381,8 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	memset(&rs, 0, sizeof(rs));
 	rs.opts = opts;
 	rs.lock_fd = -1;
-	/* a signal kills the spool, a deleted file, as it is */
+	/* until the target is open a signal just kills us: the spool is
+	 * a deleted file */
 	if (!strcmp(name, "-")) {
 		spool_fd = spool_stdin(archive, sizeof(archive));
 		if (spool_fd < 0)
