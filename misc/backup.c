@@ -26,6 +26,7 @@
 #include "e2cryptbak.h"
 
 #define IOBUF_SIZE	(1024 * 1024)
+#define OUTBLOCK_SIZE	(1024 * 1024)
 #define MAX_DEPTH	4096
 
 /* Hard-linked inodes seen so far: inode number -> first path */
@@ -273,9 +274,15 @@ static errcode_t write_region(struct backup *b, const struct region *r)
 		if (n > IOBUF_SIZE)
 			n = IOBUF_SIZE;
 		blocks = (n + fs->blocksize - 1) / fs->blocksize;
+		/*
+		 * A negative count is in bytes and bypasses unix_io's block
+		 * cache, which then keeps the inode tables and directories
+		 * that the next inodes need instead of file data.
+		 */
 		retval = io_channel_read_blk64(fs->io, r->pblk +
 					       done / fs->blocksize,
-					       blocks, b->iobuf);
+					       -(int) (blocks * fs->blocksize),
+					       b->iobuf);
 		if (retval)
 			return retval;
 		e2cb_sum_add(&b->sum, r->off + done, b->iobuf, n);
@@ -795,6 +802,14 @@ static int collect_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
 	return 0;
 }
 
+static int cmp_child_ino(const void *a, const void *b)
+{
+	ext2_ino_t x = ((const struct child *) a)->ino;
+	ext2_ino_t y = ((const struct child *) b)->ino;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Path component: raw bytes, or base64url inside an encrypted dir */
 static errcode_t push_child_path(struct backup *b, const struct child *c,
 				 int parent_enc)
@@ -845,6 +860,8 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		retval = 0;
 		/* what was read before the damage is still backed up */
 	}
+	/* inode order reads the inode tables, and mostly the data, in order */
+	qsort(cl.c, cl.count, sizeof(*cl.c), cmp_child_ino);
 	for (i = 0; i < cl.count && !retval; i++) {
 		if (!cl.c[i].ino ||
 		    cl.c[i].ino > b->fs->super->s_inodes_count) {
@@ -952,7 +969,8 @@ static errcode_t open_output(struct backup *b,
 	archive_write_set_format_pax_restricted(b->a);
 	/* SCHILY.xattr is what GNU tar and bsdtar both understand */
 	archive_write_set_format_option(b->a, "pax", "xattrheader", "SCHILY");
-	archive_write_set_bytes_per_block(b->a, 10240);
+	/* large writes: a 10240-byte tar block is a syscall per 20 headers */
+	archive_write_set_bytes_per_block(b->a, OUTBLOCK_SIZE);
 	/*
 	 * No padding after the last block, even on standard output: zeros
 	 * after a zstd or xz stream are not a valid frame, and the same
@@ -975,6 +993,42 @@ static errcode_t open_output(struct backup *b,
 	return b->entry ? 0 : EXT2_ET_NO_MEMORY;
 }
 
+/*
+ * From a cold cache the walk's inode reads are random and one at a
+ * time; let the kernel read the used part of every inode table ahead,
+ * in large requests.  Advice only: errors do not matter.
+ */
+static void readahead_inode_tables(ext2_filsys fs)
+{
+	blk64_t start = 0, count = 0, blk, n;
+	__u32 used;
+	dgrp_t g;
+
+	for (g = 0; g < fs->group_desc_count; g++) {
+		if (ext2fs_bg_flags_test(fs, g, EXT2_BG_INODE_UNINIT))
+			continue;
+		blk = ext2fs_inode_table_loc(fs, g);
+		used = fs->super->s_inodes_per_group;
+		if (ext2fs_has_group_desc_csum(fs) &&
+		    ext2fs_bg_itable_unused(fs, g) < used)
+			used -= ext2fs_bg_itable_unused(fs, g);
+		n = ((blk64_t) used * EXT2_INODE_SIZE(fs->super) +
+		     fs->blocksize - 1) / fs->blocksize;
+		if (!blk || !n || blk + n > ext2fs_blocks_count(fs->super))
+			continue;
+		if (count && start + count == blk) {
+			count += n;
+			continue;
+		}
+		if (count)
+			io_channel_cache_readahead(fs->io, start, count);
+		start = blk;
+		count = n;
+	}
+	if (count)
+		io_channel_cache_readahead(fs->io, start, count);
+}
+
 static errcode_t backup_walk(struct backup *b, const char *src_path)
 {
 	ext2_ino_t root;
@@ -984,6 +1038,7 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 		fprintf(stderr, "%s: PATH is too long\n", program_name);
 		return EXT2_ET_INVALID_ARGUMENT;
 	}
+	readahead_inode_tables(b->fs);
 	retval = e2cb_resolve_path(b->fs, src_path, &root);
 	if (!retval)
 		retval = ext2fs_check_directory(b->fs, root);

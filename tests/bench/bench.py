@@ -247,13 +247,18 @@ def bench_backup(im, mode, rep, res, archive):
             log("  correct: e2cryptbak verify passes")
         return r
 
+    # Ours fsyncs the archive before it renames it into place; the
+    # peers' outputs are synced too, so each time runs until the copy
+    # is on disk.
     def e2image():
-        return timed(["e2image", "-ra", "-a", im["img"], out], cold,
+        return timed(["sh", "-c", 'e2image -ra -a "$1" "$2" && sync "$2"',
+                      "e2image", im["img"], out], cold,
                      "backup e2image -ra -a")
 
     def tar():
         with Mount(im["img"], im["key"], mnt):
-            return timed(["tar", "-cf", out, "-C", mnt, "."], cold,
+            return timed(["sh", "-c", 'tar -cf "$2" -C "$1" . && '
+                          'sync "$2"', "tar", mnt, out], cold,
                          "backup tar (kernel, key added)")
 
     runs = [("ours", ours), ("e2image", e2image), ("tar", tar)]
@@ -582,7 +587,9 @@ def report(res, images, rss, started, load0):
       "archive's) pages are in the page cache; every tar run gets a fresh "
       "read-only mount with the key added (untimed), so the kernel "
       "decrypts again like e2cryptbak does.  Outputs are files on the "
-      "same disk as the images, removed untimed after each run.  The "
+      "same disk as the images, removed untimed after each run; backup "
+      "outputs are flushed to disk inside the timed command (ours "
+      "fsyncs its archive, the peers get `sync OUT`).  The "
       "restore targets are fresh sparse files of the image's size; ours "
       "is made by `mke2fs` untimed, while `mke2fs -d` is timed whole, "
       "formatting included.  Every run checks correctness: `e2cryptbak "
@@ -596,9 +603,10 @@ def report(res, images, rss, started, load0):
       "mounted `-o loop,ro,noload` with the key added, MKFS the image's "
       "mke2fs options above, TARGET a sparse file of the image's size):")
     w("")
-    for c in ["e2cryptbak backup -o OUT IMG",
-              "e2image -ra -a IMG OUT",
-              "tar -cf OUT -C MNT .",
+    for c in ["e2cryptbak backup -o OUT IMG (fsyncs OUT, renames it "
+              "into place)",
+              "e2image -ra -a IMG OUT && sync OUT",
+              "tar -cf OUT -C MNT . && sync OUT",
               "mke2fs -q -F MKFS TARGET; e2cryptbak restore ARCHIVE TARGET "
               "(only the restore timed)",
               "mke2fs -q -F MKFS -d PLAIN TARGET (PLAIN: `cp -a` of MNT)",
