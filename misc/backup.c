@@ -40,6 +40,7 @@ struct backup {
 	ext2_filsys fs;
 	struct archive *a;
 	struct archive_entry *entry;
+	const char *dest;		/* the archive, for messages */
 	ext2fs_inode_bitmap dirs_seen;
 	struct link_table links;
 	struct e2cb_data_sum sum;	/* of the previous entry's data */
@@ -210,10 +211,29 @@ static void show_progress(struct backup *b, int done)
 		done ? "\n" : "");
 }
 
-static errcode_t archive_err(struct backup *b, const char *what)
+/*
+ * A failure of libarchive, which ends the backup: it names the archive,
+ * what was being written (@what and @name, or nothing), and errno when
+ * a write failed -- a full disk or a closed pipe.
+ */
+static errcode_t archive_err(struct backup *b, const char *what,
+			     const char *name)
 {
-	fprintf(stderr, "%s: while writing %s: %s\n", program_name, what,
-		archive_error_string(b->a));
+	const char *msg = archive_error_string(b->a);
+	int err = archive_errno(b->a);
+	char where[4200] = "";
+
+	if (what)
+		snprintf(where, sizeof(where), " (%s%s)", what, name);
+	if (err > 0 && (!msg || !strcmp(msg, "Write error")))
+		com_err(program_name, err, "while writing %s%s", b->dest,
+			where);
+	else if (err > 0)
+		fprintf(stderr, "%s: while writing %s%s: %s: %s\n",
+			program_name, b->dest, where, msg, strerror(err));
+	else
+		fprintf(stderr, "%s: while writing %s%s: %s\n", program_name,
+			b->dest, where, msg ? msg : "unknown error");
 	return EXT2_ET_SHORT_WRITE;
 }
 
@@ -256,7 +276,7 @@ static errcode_t feed_hole(struct backup *b, uint64_t len)
 	while (len) {
 		n = len > max ? max : len;
 		if (archive_write_data(b->a, zeros, n) != (ssize_t) n)
-			return archive_err(b, entry_path(b));
+			return archive_err(b, "entry ", entry_path(b));
 		len -= n;
 	}
 	return 0;
@@ -287,7 +307,7 @@ static errcode_t write_region(struct backup *b, const struct region *r)
 			return retval;
 		e2cb_sum_add(&b->sum, r->off + done, b->iobuf, n);
 		if (archive_write_data(b->a, b->iobuf, n) != (ssize_t) n)
-			return archive_err(b, entry_path(b));
+			return archive_err(b, "entry ", entry_path(b));
 		done += n;
 	}
 	b->data_bytes += r->len;
@@ -652,14 +672,14 @@ static errcode_t write_inline(struct backup *b, const char *buf, size_t len,
 
 	e2cb_sum_add(&b->sum, 0, buf, len);
 	if (len && archive_write_data(b->a, buf, len) != (ssize_t) len)
-		return archive_err(b, entry_path(b));
+		return archive_err(b, "entry ", entry_path(b));
 	/* i_size past the inline area reads as zeros */
 	for (pos = len; pos < size; pos += n) {
 		n = size - pos > sizeof(zero_buf) ? sizeof(zero_buf) :
 			size - pos;
 		e2cb_sum_add(&b->sum, pos, zero_buf, n);
 		if (archive_write_data(b->a, zero_buf, n) != (ssize_t) n)
-			return archive_err(b, entry_path(b));
+			return archive_err(b, "entry ", entry_path(b));
 	}
 	b->data_bytes += size;
 	return 0;
@@ -748,7 +768,7 @@ static errcode_t backup_one(struct backup *b, ext2_ino_t ino,
 write_header:
 	seal_inode_rec(b, &r);
 	if (archive_write_header(b->a, b->entry) < ARCHIVE_WARN) {
-		fatal = archive_err(b, entry_path(b));
+		fatal = archive_err(b, "entry ", entry_path(b));
 		goto out;
 	}
 	b->entries++;
@@ -924,7 +944,7 @@ static errcode_t write_header_entry(struct backup *b, const char *src_path,
 	archive_entry_set_size(b->entry, 0);
 	archive_entry_xattr_add_entry(b->entry, E2CB_REC_HEADER, buf, len);
 	if (archive_write_header(b->a, b->entry) < ARCHIVE_WARN)
-		return archive_err(b, "the archive header");
+		return archive_err(b, "the archive header", "");
 	return 0;
 }
 
@@ -954,7 +974,7 @@ static errcode_t write_trailer_entry(struct backup *b)
 	archive_entry_xattr_add_entry(b->entry, E2CB_REC_TRAILER, buf,
 				      sizeof(buf));
 	if (archive_write_header(b->a, b->entry) < ARCHIVE_WARN)
-		return archive_err(b, "the archive trailer");
+		return archive_err(b, "the archive trailer", "");
 	return 0;
 }
 
@@ -986,9 +1006,9 @@ static errcode_t open_output(struct backup *b,
 	else if (!strcmp(opts->compress, "xz"))
 		r = archive_write_add_filter_xz(b->a);
 	if (r != ARCHIVE_OK)
-		return archive_err(b, opts->compress);
+		return archive_err(b, "the filter ", opts->compress);
 	if (archive_write_open_fd(b->a, fd) != ARCHIVE_OK)
-		return archive_err(b, opts->output);
+		return archive_err(b, NULL, NULL);
 	b->entry = archive_entry_new();
 	return b->entry ? 0 : EXT2_ET_NO_MEMORY;
 }
@@ -1163,16 +1183,63 @@ static int open_dest(const struct e2cb_backup_opts *opts, char **tmp_name)
 	return fd;
 }
 
+/*
+ * The directory entry made by rename() is on disk only once the
+ * directory is synced; filesystems that cannot sync a directory say
+ * EINVAL, and have nothing to do.
+ */
+static int sync_parent(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	int fd, ret = 0;
+
+	if (!dir)
+		return ENOMEM;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		slash[1] = 0;
+	else
+		*slash = 0;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (fsync(fd) < 0 && errno != EINVAL))
+		ret = errno;
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return ret;
+}
+
+/*
+ * The archive is renamed only once its data is on disk: after a crash
+ * the name holds the whole archive, the previous file, or nothing --
+ * never an empty or partial file.
+ */
 static int finish_dest(const struct e2cb_backup_opts *opts, char *tmp_name,
 		       int fd, int ok)
 {
-	if (!tmp_name)
+	errcode_t err = 0;
+	struct stat st;
+
+	if (!tmp_name) {
+		/* standard output: a file is synced, a pipe needs not */
+		if (ok && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		    fsync(fd) < 0) {
+			com_err(program_name, errno, "while writing standard "
+				"output");
+			ok = 0;
+		}
 		return ok;
-	if (ok && fsync(fd) < 0) {
-		com_err(program_name, errno, "while writing %s", opts->output);
+	}
+	if (ok && fsync(fd) < 0)
+		err = errno;
+	if (close(fd) < 0 && ok && !err)
+		err = errno;
+	if (err) {
+		com_err(program_name, err, "while writing %s", opts->output);
 		ok = 0;
 	}
-	close(fd);
 	if (ok && rename(tmp_name, opts->output) < 0) {
 		com_err(program_name, errno, "while renaming %s to %s",
 			tmp_name, opts->output);
@@ -1181,6 +1248,12 @@ static int finish_dest(const struct e2cb_backup_opts *opts, char *tmp_name,
 	if (!ok)
 		unlink(tmp_name);
 	unguard_tmp();
+	if (ok && (err = sync_parent(opts->output)) != 0) {
+		/* the archive is whole and named; its name may not last */
+		com_err(program_name, err, "while syncing the directory of %s",
+			opts->output);
+		ok = 0;
+	}
 	free(tmp_name);
 	return ok;
 }
@@ -1197,6 +1270,7 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 
 	memset(&b, 0, sizeof(b));
 	b.progress = opts->progress;
+	b.dest = strcmp(opts->output, "-") ? opts->output : "standard output";
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (e2cb_open_fs(opts->device, 0, &b.fs))
 		return E2CB_EXIT_ERROR;
@@ -1209,7 +1283,7 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 	if (!retval)
 		retval = backup_walk(&b, opts->path);
 	if (!retval && archive_write_close(b.a) != ARCHIVE_OK)
-		retval = archive_err(&b, opts->output);
+		retval = archive_err(&b, "at the end", "");
 	show_progress(&b, 1);
 	ok = finish_dest(opts, tmp_name, fd, retval == 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <getopt.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 #include "fscrypt/fscrypt.h"
@@ -269,7 +272,51 @@ static int cmd_verify(int argc, char **argv)
 	return e2cb_verify(argv[optind]);
 }
 
-int main(int argc, char **argv)
+/*
+ * What was printed must have reached standard output: a full disk or
+ * a pipe whose reader is gone (with SIGPIPE ignored) shows only when
+ * the buffer is flushed and the stream closed.
+ */
+static int close_stdout(int ret)
+{
+	int err = 0;
+
+	errno = 0;
+	if (fflush(stdout) != 0)
+		err = errno ? errno : EIO;
+	else if (ferror(stdout))
+		err = -1;		/* an earlier flush failed */
+	if (fclose(stdout) != 0 && !err)
+		err = errno ? errno : EIO;
+	if (!err)
+		return ret;
+	if (err > 0)
+		com_err(program_name, err, "while writing to standard "
+			"output");
+	else
+		fprintf(stderr, "%s: write error on standard output\n",
+			program_name);
+	return ret < E2CB_EXIT_ERROR ? E2CB_EXIT_ERROR : ret;
+}
+
+/*
+ * A descriptor 0, 1 or 2 closed by the caller would be handed to the
+ * first file we open, and messages would land in it: /dev/null, read
+ * only, takes the place, so that writes to it fail and are reported.
+ */
+static void guard_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		if (open("/dev/null", O_RDONLY) != fd)
+			exit(E2CB_EXIT_ERROR);
+	}
+}
+
+static int run_command(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
@@ -283,8 +330,6 @@ int main(int argc, char **argv)
 	};
 	size_t i;
 
-	add_error_table(&et_ext2_error_table);
-	add_error_table(&et_e4cr_error_table);
 	if (argc < 2)
 		return usage_error("no command given");
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
@@ -301,4 +346,12 @@ int main(int argc, char **argv)
 			return cmds[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "%s: unknown command '%s'\n", program_name, argv[1]);
 	return usage_error(NULL);
+}
+
+int main(int argc, char **argv)
+{
+	guard_std_fds();
+	add_error_table(&et_ext2_error_table);
+	add_error_table(&et_e4cr_error_table);
+	return close_stdout(run_command(argc, argv));
 }

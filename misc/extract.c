@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -141,6 +142,11 @@ struct xt {
 	uint64_t missing, refused, failed, notroot, xattr_warnings;
 	uint64_t enc_seen, enc_ok;
 	int damaged;
+	errcode_t stop;			/* the output failed: no more entries */
+	int anon_files;			/* files are made with O_TMPFILE */
+	int tmp_dirfd;			/* else the file being written is */
+	char tmp_name[64];		/* tmp_name in tmp_dirfd, or "" */
+	unsigned int tmp_seq;
 };
 
 /* Data of one regular file on its way out: decrypted whole data units */
@@ -154,6 +160,7 @@ struct writer {
 	uint64_t off;			/* of what is in x->wbuf */
 	size_t len;
 	errcode_t err;
+	int write_failed;		/* err is the output's, not the input's */
 };
 
 /* --- paths ---------------------------------------------------------------- */
@@ -413,6 +420,8 @@ static char *normalize_sel(const char *in)
 
 /* --- writing objects ---------------------------------------------------- */
 
+static void check_dest(struct xt *x, errcode_t err);
+
 /*
  * Make room for @name in @dirfd.  Returns 0 when free, 1 when it is a
  * directory and a directory is wanted (it is entered), -1 when the
@@ -435,8 +444,11 @@ static int make_room(struct xt *x, int dirfd, const char *name, int want_dir)
 		return -1;
 	}
 	if (unlinkat(dirfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0)) {
-		report(x, errno, "cannot replace the existing %s",
+		int err = errno;
+
+		report(x, err, "cannot replace the existing %s",
 		       S_ISDIR(st.st_mode) ? "directory" : "entry");
+		check_dest(x, err);
 		return -1;
 	}
 	return 0;
@@ -620,8 +632,10 @@ static errcode_t w_flush(struct writer *w)
 	}
 	err = fscrypt_decrypt_data(w->fi, w->off, w->x->wbuf, len);
 	/* the last unit runs past i_size: ftruncate cuts it */
-	if (!err)
+	if (!err) {
 		err = pwrite_all(w->fd, w->x->wbuf, len, w->off);
+		w->write_failed = !!err;
+	}
 	if (!err && w->off < w->size)
 		w->x->bytes += w->size - w->off < len ? w->size - w->off : len;
 	w->err = err;
@@ -642,6 +656,7 @@ static errcode_t w_add(struct writer *w, uint64_t off, const uint8_t *data,
 		len = w->end - off;
 	if (!w->fi) {
 		w->err = pwrite_all(w->fd, data, len, off);
+		w->write_failed = !!w->err;
 		if (!w->err)
 			w->x->bytes += len;
 		return 0;
@@ -670,6 +685,194 @@ static errcode_t w_add(struct writer *w, uint64_t off, const uint8_t *data,
 	return 0;
 }
 
+/* --- interruption, and a destination that fails ------------------------ */
+
+static const int fatal_signals[] = { SIGHUP, SIGINT, SIGTERM };
+static struct sigaction saved_actions[3];
+static struct xt *volatile sig_x;
+
+/* What the signal handler reads changes with the signals held off */
+static void block_signals(sigset_t *old)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < 3; i++)
+		sigaddset(&set, fatal_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void unblock_signals(const sigset_t *old)
+{
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/*
+ * A fatal signal removes what is not finished -- the file being written
+ * when it has a temporary name (an O_TMPFILE one goes with us) and the
+ * staged names -- then kills us as it would have, for the shell to see
+ * 128+N.  What was complete stays.
+ */
+static void cleanup_and_die(int sig)
+{
+	struct xt *x = sig_x;
+	size_t i;
+
+	if (x) {
+		if (x->tmp_name[0])
+			unlinkat(x->tmp_dirfd, x->tmp_name, 0);
+		for (i = 0; i < x->nstaged; i++)
+			unlinkat(x->root_fd, x->staged[i], 0);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Signals that were ignored (nohup) stay ignored. */
+static void guard_output(struct xt *x)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = cleanup_and_die;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaddset(&sa.sa_mask, fatal_signals[i]);
+	sig_x = x;
+	for (i = 0; i < 3; i++) {
+		sigaction(fatal_signals[i], NULL, &saved_actions[i]);
+		if (saved_actions[i].sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+static void unguard_output(void)
+{
+	size_t i;
+
+	if (!sig_x)
+		return;
+	for (i = 0; i < 3; i++)
+		sigaction(fatal_signals[i], &saved_actions[i], NULL);
+	sig_x = NULL;
+}
+
+/*
+ * A full or failing destination fails every entry after it alike: the
+ * first such error stops the extraction, instead of one message per
+ * entry, and the exit status says so.
+ */
+static void check_dest(struct xt *x, errcode_t err)
+{
+	if (!x->stop && (err == ENOSPC || err == EDQUOT || err == EROFS ||
+			 err == EIO))
+		x->stop = err;
+}
+
+/* Nothing more is written, nor listed */
+static int stopped(struct xt *x)
+{
+	return x->stop || (x->o->list_only && ferror(stdout));
+}
+
+/*
+ * A regular file is written without a name (O_TMPFILE), or under a
+ * temporary one in its directory where the filesystem cannot, and
+ * takes its own name only when whole: a file cut short by a full disk
+ * or a signal is never left looking complete.
+ */
+struct outfile {
+	int fd;
+	int dirfd;
+	int anon;			/* O_TMPFILE */
+};
+
+static errcode_t out_create(struct xt *x, int dirfd, struct outfile *of)
+{
+	errcode_t err = 0;
+	sigset_t old;
+
+	of->dirfd = dirfd;
+	of->anon = 0;
+	if (x->anon_files) {
+		of->fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+				0600);
+		if (of->fd >= 0) {
+			of->anon = 1;
+			return 0;
+		}
+		/* not on this filesystem, or (EISDIR) not in this kernel */
+		if (errno != EOPNOTSUPP && errno != EISDIR &&
+		    errno != EINVAL)
+			return errno;
+	}
+	block_signals(&old);
+	snprintf(x->tmp_name, sizeof(x->tmp_name), ".e2cryptbak-tmp.%ld.%u",
+		 (long) getpid(), ++x->tmp_seq);
+	x->tmp_dirfd = dirfd;
+	of->fd = openat(dirfd, x->tmp_name, O_WRONLY | O_CREAT | O_EXCL |
+			O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (of->fd < 0) {
+		err = errno;
+		x->tmp_name[0] = 0;
+	}
+	unblock_signals(&old);
+	return err;
+}
+
+/* The whole file takes @name in its directory (free: make_room saw) */
+static errcode_t out_link(struct xt *x, struct outfile *of, const char *name)
+{
+	char path[64];
+	errcode_t err = 0;
+	sigset_t old;
+
+	block_signals(&old);
+	if (of->anon) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", of->fd);
+		if (linkat(AT_FDCWD, path, of->dirfd, name,
+			   AT_SYMLINK_FOLLOW) < 0) {
+			err = errno;
+			/* without /proc, root may name the descriptor */
+			if (err == ENOENT)
+				err = linkat(of->fd, "", of->dirfd, name,
+					     AT_EMPTY_PATH) < 0 ? errno : 0;
+		}
+		if (close(of->fd) < 0 && !err) {
+			err = errno;
+			unlinkat(of->dirfd, name, 0);
+		}
+	} else {
+		if (close(of->fd) < 0)
+			err = errno;
+		if (!err && renameat(of->dirfd, x->tmp_name, of->dirfd,
+				     name) < 0)
+			err = errno;
+		if (err)
+			unlinkat(of->dirfd, x->tmp_name, 0);
+		x->tmp_name[0] = 0;
+	}
+	of->fd = -1;
+	unblock_signals(&old);
+	return err;
+}
+
+static void out_discard(struct xt *x, struct outfile *of)
+{
+	sigset_t old;
+
+	block_signals(&old);
+	close(of->fd);
+	if (!of->anon && x->tmp_name[0]) {
+		unlinkat(of->dirfd, x->tmp_name, 0);
+		x->tmp_name[0] = 0;
+	}
+	of->fd = -1;
+	unblock_signals(&old);
+}
+
 /* --- objects ---------------------------------------------------------------- */
 
 static int is_type(const struct xentry *e, int type)
@@ -689,24 +892,23 @@ static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
 			      const struct xentry *e,
 			      struct fscrypt_inode *fi)
 {
+	struct outfile of;
 	struct writer w;
 	struct meta m;
+	uint64_t bytes = x->bytes;
 	errcode_t err;
-	int fd, room;
 
-	room = make_room(x, dirfd, name, 0);
-	if (room < 0)
+	if (make_room(x, dirfd, name, 0) < 0)
 		return EEXIST;
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = errno;
+	err = out_create(x, dirfd, &of);
+	if (err) {
 		report(x, err, "cannot create");
+		check_dest(x, err);
 		return err;
 	}
 	memset(&w, 0, sizeof(w));
 	w.x = x;
-	w.fd = fd;
+	w.fd = of.fd;
 	w.fi = fi;
 	w.size = e->size;
 	w.du = fi ? fscrypt_inode_data_unit(fi) : 1;
@@ -716,22 +918,33 @@ static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
 		err = w_flush(&w);
 	if (!err)
 		err = w.err;
-	if (!err && ftruncate(fd, e->size) < 0)
+	if (!err && ftruncate(of.fd, e->size) < 0) {
 		err = errno;
+		w.write_failed = 1;
+	}
 	if (err) {
-		report(x, err, "while writing the data");
-		close(fd);
-		return err;
+		report(x, err, w.write_failed ? "cannot write" :
+		       "while writing the data");
+		if (w.write_failed)
+			check_dest(x, err);
+		goto fail;
 	}
 	meta_from(&m, e);
-	apply_meta(x, fd, dirfd, name, &m, LINUX_S_IFREG);
+	apply_meta(x, of.fd, dirfd, name, &m, LINUX_S_IFREG);
 	free(m.xattrs);
-	if (close(fd) < 0) {
-		err = errno;
-		report(x, err, "while writing the data");
+	err = out_link(x, &of, name);
+	if (err) {
+		report(x, err, "cannot create");
+		check_dest(x, err);
+		x->bytes = bytes;
 		return err;
 	}
 	return 0;
+
+fail:
+	out_discard(x, &of);
+	x->bytes = bytes;
+	return err;
 }
 
 /* A further name of an inode written already */
@@ -752,6 +965,7 @@ static errcode_t extract_link(struct xt *x, int dirfd, const struct link *l)
 	if (pfd < 0 || linkat(pfd, last, dirfd, name, 0) < 0) {
 		err = errno;
 		report(x, err, "cannot link to %s", l->path);
+		check_dest(x, err);
 	}
 	if (pfd >= 0)
 		close(pfd);
@@ -795,6 +1009,7 @@ static errcode_t extract_symlink(struct xt *x, int dirfd,
 	if (symlinkat((char *) target, dirfd, name) < 0) {
 		err = errno;
 		report(x, err, "cannot create the symlink");
+		check_dest(x, err);
 		goto out;
 	}
 	meta_from(&m, e);
@@ -838,8 +1053,11 @@ static errcode_t extract_special(struct xt *x, int dirfd,
 	if (make_room(x, dirfd, name, 0) < 0)
 		return EEXIST;
 	if (mknodat(dirfd, name, mode, dev) < 0) {
-		report(x, errno, "cannot create");
-		return errno;
+		errcode_t err = errno;
+
+		report(x, err, "cannot create");
+		check_dest(x, err);
+		return err;
 	}
 	meta_from(&m, e);
 	apply_meta(x, -1, dirfd, name, &m, type);
@@ -858,7 +1076,10 @@ static int extract_dir(struct xt *x, int dirfd, int *apply)
 	if (room < 0)
 		return -1;
 	if (room == 0 && mkdirat(dirfd, name, 0700) < 0) {
-		report(x, errno, "cannot create the directory");
+		int err = errno;
+
+		report(x, err, "cannot create the directory");
+		check_dest(x, err);
 		return -1;
 	}
 	/* an existing directory is merged into, its own metadata kept */
@@ -949,6 +1170,7 @@ static void stage_file(struct xt *x, const struct xentry *e)
 	struct fscrypt_inode *fi = NULL;
 	char name[64], **p;
 	uint64_t bytes;
+	sigset_t old;
 
 	if (x->fs || x->o->list_only || !is_type(e, LINUX_S_IFREG) ||
 	    e->links < 2 || e->hardlink || link_find(x, e->ino))
@@ -962,26 +1184,41 @@ static void stage_file(struct xt *x, const struct xentry *e)
 				       &fi))
 			return;
 	}
+	snprintf(name, sizeof(name), ".e2cryptbak-staged-%u.%ld", e->ino,
+		 (long) getpid());
+	/* listed before it exists, for a signal to find it */
+	block_signals(&old);
 	p = realloc(x->staged, (x->nstaged + 1) * sizeof(*p));
-	bytes = x->bytes;
 	if (p) {
 		x->staged = p;
-		snprintf(name, sizeof(name), ".e2cryptbak-staged-%u.%ld",
-			 e->ino, (long) getpid());
-		if (!extract_file(x, x->root_fd, name, e, fi) &&
-		    (p[x->nstaged] = strdup(name)) != NULL) {
-			link_add(x, e->ino, name, strlen(name));
+		p[x->nstaged] = strdup(name);
+		if (p[x->nstaged])
 			x->nstaged++;
-		}
+		else
+			p = NULL;
+	}
+	unblock_signals(&old);
+	if (!p)
+		goto out;
+	bytes = x->bytes;
+	if (!extract_file(x, x->root_fd, name, e, fi)) {
+		link_add(x, e->ino, name, strlen(name));
+	} else {
+		block_signals(&old);
+		free(x->staged[--x->nstaged]);
+		unblock_signals(&old);
 	}
 	x->bytes = bytes;
+out:
 	fscrypt_inode_close(fi);
 }
 
 static void unstage(struct xt *x)
 {
+	sigset_t old;
 	size_t i;
 
+	block_signals(&old);
 	for (i = 0; i < x->nstaged; i++) {
 		if (unlinkat(x->root_fd, x->staged[i], 0) < 0)
 			com_err(program_name, errno, "while removing %s",
@@ -991,6 +1228,7 @@ static void unstage(struct xt *x)
 	free(x->staged);
 	x->staged = NULL;
 	x->nstaged = 0;
+	unblock_signals(&old);
 }
 
 /*
@@ -1011,6 +1249,8 @@ static int process(struct xt *x, const struct xentry *e, size_t depth)
 	const struct link *l;
 	errcode_t err = 0;
 
+	if (stopped(x))
+		return 0;
 	memset(&pol, 0, sizeof(pol));
 	pop_to(x, depth);
 	parent = depth ? &x->st[depth - 1] : NULL;
@@ -1267,9 +1507,10 @@ static void walk_archive(struct xt *x)
 	struct e2cb_entry *e;
 	struct xentry xe;
 	const char *slash;
-	int ret;
+	int ret = 0;
 
-	while (!x->damaged && (ret = e2cb_reader_next(x->r, &e)) == 0) {
+	while (!x->damaged && !stopped(x) &&
+	       (ret = e2cb_reader_next(x->r, &e)) == 0) {
 		memset(&xe, 0, sizeof(xe));
 		xe.ino = e->rec.ino;
 		xe.mode = e->rec.mode;
@@ -1795,6 +2036,15 @@ static int finish(struct xt *x)
 		       (unsigned long long) x->missing,
 		       (unsigned long long) x->refused,
 		       (unsigned long long) x->failed);
+	if (x->stop) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s: %s: extraction stopped; the entries "
+			"after it were not extracted\n", program_name,
+			x->o->dir ? x->o->dir : ".", error_message(x->stop));
+		return E2CB_EXIT_ERROR;
+	}
+	if (x->o->list_only && ferror(stdout))
+		return E2CB_EXIT_ERROR;		/* main() says why */
 	if (x->damaged)
 		return E2CB_EXIT_DAMAGED;
 	if (x->enc_seen && !x->enc_ok) {
@@ -1854,6 +2104,7 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	memset(&x, 0, sizeof(x));
 	x.o = opts;
 	x.root_fd = -1;
+	x.tmp_dirfd = -1;
 	x.is_root = geteuid() == 0;
 	x.iobuf = malloc(IOBUF_SIZE);
 	x.wbuf = malloc(IOBUF_SIZE);
@@ -1872,14 +2123,27 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 		ret = open_output(&x);
 	if (ret)
 		goto out;
+	if (!opts->list_only) {
+		/*
+		 * O_TMPFILE files are named through /proc; without it, or
+		 * for the tests of the other way, temporary names.
+		 */
+		const char *no_tmpfile = getenv("E2CRYPTBAK_NO_TMPFILE");
+
+		x.anon_files = (!no_tmpfile || !*no_tmpfile) &&
+			       access("/proc/self/fd", X_OK) == 0;
+		guard_output(&x);
+	}
 	if (image)
 		image_entry(&x, EXT2_ROOT_INO, NULL, 0);
 	else
 		walk_archive(&x);
 	pop_to(&x, 0);
 	unstage(&x);
+	unguard_output();
 	ret = finish(&x);
 out:
+	unguard_output();
 	fscrypt_wipe(salt, sizeof(salt));
 	xt_free(&x);
 	return ret;

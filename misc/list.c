@@ -78,8 +78,13 @@ int e2cb_list(const char *name, int long_format)
 	ret = open_reader(name, 0, &r);
 	if (ret)
 		goto out;
-	while ((ret = e2cb_reader_next(r, &e)) == 0)
+	/* output that fails ends the listing; main() reports it */
+	while (!ferror(stdout) && (ret = e2cb_reader_next(r, &e)) == 0)
 		print_entry(e, long_format);
+	if (ferror(stdout)) {
+		ret = E2CB_EXIT_ERROR;
+		goto out;
+	}
 	if (ret < 0) {
 		fflush(stdout);
 		fprintf(stderr, "%s: %s: %s\n", program_name, name,
