@@ -30,8 +30,8 @@ static void usage(FILE *f)
 "       %s list [-l] ARCHIVE|-\n"
 "       %s list -k KEYFILE [-k ...] [--passphrase-file F] ARCHIVE|-|DEVICE\n"
 "       %s verify ARCHIVE|-\n"
-"       %s extract -k KEYFILE [-k ...] [--passphrase-file F] [-C DIR]\n"
-"                [--overwrite] ARCHIVE|-|DEVICE [PATH...]\n"
+"       %s extract -k KEYFILE [-k ...] [--passphrase-file F]\n"
+"                [-C DIR [--overwrite] | -O] ARCHIVE|-|DEVICE [PATH...]\n"
 "       %s -V | --help\n"
 "\n"
 "backup   archive an unmounted ext4 filesystem (or the subtree PATH) with\n"
@@ -42,7 +42,7 @@ static void usage(FILE *f)
 "         with keys (-k) beside their plaintext\n"
 "verify   check every checksum of an archive\n"
 "extract  decrypt an archive, or an unmounted ext4 device or image,\n"
-"         into DIR with the owners' keys: no kernel, mount or root\n"
+"         into DIR with the owners' keys: no kernel, mount or root\n""         (-O: the data of its files to standard output)\n"
 "\n"
 "See e2cryptbak(8).\n", program_name, program_name, program_name,
 		program_name, program_name, program_name, program_name);
@@ -139,6 +139,9 @@ static int cmd_restore(int argc, char **argv)
 }
 
 /* -k, --key-hex and --passphrase-file, shared by list and extract */
+/* long options without a short form */
+#define OPT_OVERWRITE	256
+
 #define KEY_OPTIONS \
 	{ "key", required_argument, NULL, 'k' }, \
 	{ "key-hex", required_argument, NULL, 'H' }, \
@@ -227,7 +230,8 @@ static int cmd_extract(int argc, char **argv)
 	static const struct option longopts[] = {
 		KEY_OPTIONS,
 		{ "directory", required_argument, NULL, 'C' },
-		{ "overwrite", no_argument, NULL, 'O' },
+		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+		{ "to-stdout", no_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct e2cb_extract_opts opts;
@@ -237,11 +241,13 @@ static int cmd_extract(int argc, char **argv)
 		free_key_options(&opts);
 		return E2CB_EXIT_ERROR;
 	}
-	while ((c = getopt_long(argc, argv, "k:C:", longopts, NULL)) != EOF) {
+	while ((c = getopt_long(argc, argv, "k:C:O", longopts, NULL)) != EOF) {
 		if (c == 'C')
 			opts.dir = optarg;
-		else if (c == 'O')
+		else if (c == OPT_OVERWRITE)
 			opts.overwrite = 1;
+		else if (c == 'O')
+			opts.to_stdout = 1;
 		else if (!key_option(&opts, c)) {
 			ret = usage_error(NULL);
 			goto out;
@@ -252,6 +258,9 @@ static int cmd_extract(int argc, char **argv)
 	} else if (!has_keys(&opts)) {
 		ret = usage_error("extract needs a key: -k KEYFILE, "
 				  "--key-hex HEX or --passphrase-file F");
+	} else if (opts.to_stdout && (opts.dir || opts.overwrite)) {
+		ret = usage_error("-O writes no files: -C and --overwrite "
+				  "do not go with it");
 	} else {
 		opts.source = argv[optind];
 		opts.paths = argv + optind + 1;

@@ -51,6 +51,7 @@ struct e2cb_extract_opts {
 	const char *passphrase_file;
 	int overwrite;
 	int list_only;			/* list -k: print, write nothing */
+	int to_stdout;			/* -O: file data to standard output */
 };
 
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
@@ -58,6 +59,18 @@ extern int e2cb_restore(const struct e2cb_restore_opts *opts);
 extern int e2cb_list(const char *archive_name, int long_format);
 extern int e2cb_verify(const char *archive_name);
 extern int e2cb_extract(const struct e2cb_extract_opts *opts);
+
+/* pipeline.c */
+struct e2cb_pipe;
+typedef errcode_t (*e2cb_pipe_func)(void *priv, uint8_t *buf, size_t len,
+				    uint64_t off);
+extern errcode_t e2cb_pipe_new(size_t bufsize, unsigned int nbuf,
+			       int threaded, struct e2cb_pipe **ret);
+extern uint8_t *e2cb_pipe_buffer(struct e2cb_pipe *p);
+extern errcode_t e2cb_pipe_submit(struct e2cb_pipe *p, e2cb_pipe_func fn,
+				  void *priv, size_t len, uint64_t off);
+extern errcode_t e2cb_pipe_drain(struct e2cb_pipe *p);
+extern void e2cb_pipe_free(struct e2cb_pipe *p);
 
 /* util.c */
 extern errcode_t e2cb_open_fs(const char *device, int flags,

@@ -31,6 +31,7 @@
 #include "fscrypt/fscrypt.h"
 
 #define IOBUF_SIZE	(1024 * 1024)
+#define PIPE_BUFS	3
 #define MAX_DEPTH	4096
 
 /* Why the entries below a directory are not extracted */
@@ -136,7 +137,8 @@ struct xt {
 	size_t nsel;
 	char **staged;			/* names in DIR to remove at the end */
 	size_t nstaged;
-	uint8_t *iobuf, *wbuf;
+	uint8_t *iobuf;
+	struct e2cb_pipe *pipe;		/* decrypts and writes behind us */
 	struct ext2_inode_large *cur_inode;	/* image: the entry's */
 	uint64_t entries, files, bytes;
 	uint64_t missing, refused, failed, notroot, xattr_warnings;
@@ -157,10 +159,14 @@ struct writer {
 	uint64_t size;			/* i_size */
 	uint64_t end;			/* nothing past this is needed */
 	unsigned int du;
-	uint64_t off;			/* of what is in x->wbuf */
+	uint8_t *buf;			/* the pipe's buffer being filled */
+	uint64_t off;			/* of what is in buf */
 	size_t len;
 	errcode_t err;
 	int write_failed;		/* err is the output's, not the input's */
+	uint64_t done_bytes;		/* written by the pipe's jobs */
+	int stream;			/* -O: fd is written in order */
+	uint64_t pos;			/* stream: bytes written so far */
 };
 
 /* --- paths ---------------------------------------------------------------- */
@@ -617,11 +623,85 @@ static errcode_t pwrite_all(int fd, const uint8_t *buf, size_t len,
 	return 0;
 }
 
-/* Decrypt what is buffered (whole data units) and write it out */
+static errcode_t write_all(int fd, const uint8_t *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EXT2_ET_SHORT_WRITE;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* -O: holes before @off come out as zeros, nothing past i_size */
+static errcode_t stream_out(struct writer *w, const uint8_t *buf, size_t len,
+			    uint64_t off)
+{
+	static const uint8_t zeros[65536];
+	uint64_t n;
+	errcode_t err;
+
+	while (w->pos < off && w->pos < w->size) {
+		n = off - w->pos;
+		if (n > w->size - w->pos)
+			n = w->size - w->pos;
+		if (n > sizeof(zeros))
+			n = sizeof(zeros);
+		err = write_all(w->fd, zeros, n);
+		if (err)
+			return err;
+		w->pos += n;
+	}
+	if (off >= w->size)
+		return 0;
+	if (len > w->size - off)
+		len = w->size - off;
+	err = write_all(w->fd, buf, len);
+	if (!err)
+		w->pos = off + len;
+	return err;
+}
+
+/* Where the data goes: its place in the file, or the stream */
+static errcode_t put_data(struct writer *w, const uint8_t *buf, size_t len,
+			  uint64_t off)
+{
+	if (w->stream)
+		return stream_out(w, buf, len, off);
+	return pwrite_all(w->fd, buf, len, off);
+}
+
+/* A pipe job, on the worker thread: decrypt a buffer and write it out */
+static errcode_t decrypt_job(void *priv, uint8_t *buf, size_t len,
+			     uint64_t off)
+{
+	struct writer *w = priv;
+	errcode_t err;
+
+	err = fscrypt_decrypt_data(w->fi, off, buf, len);
+	if (err)
+		return err;
+	/* the last unit runs past i_size: ftruncate cuts it */
+	err = put_data(w, buf, len, off);
+	if (err) {
+		w->write_failed = 1;
+		return err;
+	}
+	if (off < w->size)
+		w->done_bytes += w->size - off < len ? w->size - off : len;
+	return 0;
+}
+
+/* Hand what is buffered (whole data units) to the pipe */
 static errcode_t w_flush(struct writer *w)
 {
 	size_t len = w->len;
-	errcode_t err;
 
 	w->len = 0;
 	if (!len || w->err)
@@ -630,16 +710,54 @@ static errcode_t w_flush(struct writer *w)
 		w->err = FSCRYPT_ET_BAD_LENGTH;
 		return w->err;
 	}
-	err = fscrypt_decrypt_data(w->fi, w->off, w->x->wbuf, len);
-	/* the last unit runs past i_size: ftruncate cuts it */
-	if (!err) {
-		err = pwrite_all(w->fd, w->x->wbuf, len, w->off);
-		w->write_failed = !!err;
+	w->err = e2cb_pipe_submit(w->x->pipe, decrypt_job, w, len, w->off);
+	return w->err;
+}
+
+/* Flush, and wait until the pipe has written everything */
+static errcode_t w_finish(struct writer *w)
+{
+	errcode_t err;
+
+	w_flush(w);
+	err = e2cb_pipe_drain(w->x->pipe);
+	if (!w->err)
+		w->err = err;
+	w->x->bytes += w->done_bytes;
+	w->done_bytes = 0;
+	return w->err;
+}
+
+/*
+ * Room in the buffer for encrypted data at @off, to read straight into
+ * (no copy), or NULL: then w_add() takes the data.
+ */
+static uint8_t *w_room(struct writer *w, uint64_t off, size_t *room)
+{
+	if (w->err || !w->fi || off >= w->end)
+		return NULL;
+	if (w->len && off != w->off + w->len)
+		w_flush(w);
+	if (w->err)
+		return NULL;
+	if (!w->len) {
+		if (off % w->du)
+			return NULL;
+		w->buf = e2cb_pipe_buffer(w->x->pipe);
+		w->off = off;
 	}
-	if (!err && w->off < w->size)
-		w->x->bytes += w->size - w->off < len ? w->size - w->off : len;
-	w->err = err;
-	return err;
+	*room = IOBUF_SIZE - w->len;
+	return w->buf + w->len;
+}
+
+/* @len bytes were read into the room w_room() gave */
+static void w_commit(struct writer *w, size_t len)
+{
+	if (len > w->end - (w->off + w->len))
+		len = w->end - (w->off + w->len);
+	w->len += len;
+	if (w->len == IOBUF_SIZE)
+		w_flush(w);
 }
 
 static errcode_t w_add(struct writer *w, uint64_t off, const uint8_t *data,
@@ -655,7 +773,7 @@ static errcode_t w_add(struct writer *w, uint64_t off, const uint8_t *data,
 	if (len > w->end - off)
 		len = w->end - off;
 	if (!w->fi) {
-		w->err = pwrite_all(w->fd, data, len, off);
+		w->err = put_data(w, data, len, off);
 		w->write_failed = !!w->err;
 		if (!w->err)
 			w->x->bytes += len;
@@ -669,12 +787,13 @@ static errcode_t w_add(struct writer *w, uint64_t off, const uint8_t *data,
 				w->err = FSCRYPT_ET_BAD_LENGTH;
 				break;
 			}
+			w->buf = e2cb_pipe_buffer(w->x->pipe);
 			w->off = off;
 		}
 		n = IOBUF_SIZE - w->len;
 		if (n > len)
 			n = len;
-		memcpy(w->x->wbuf + w->len, data, n);
+		memcpy(w->buf + w->len, data, n);
 		w->len += n;
 		data += n;
 		off += n;
@@ -914,8 +1033,10 @@ static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
 	w.du = fi ? fscrypt_inode_data_unit(fi) : 1;
 	w.end = (e->size + w.du - 1) / w.du * w.du;
 	err = x->feed(x, e, &w);
-	if (!err)
-		err = w_flush(&w);
+	if (err)
+		w.len = 0;	/* nothing more of this file goes out */
+	/* the pipe may still be writing it: always wait for it */
+	w_finish(&w);
 	if (!err)
 		err = w.err;
 	if (!err && ftruncate(of.fd, e->size) < 0) {
@@ -944,6 +1065,49 @@ static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
 fail:
 	out_discard(x, &of);
 	x->bytes = bytes;
+	return err;
+}
+
+/*
+ * -O: the plaintext of a regular file goes to standard output, holes as
+ * zeros.  Whatever goes wrong in the middle leaves the stream with a
+ * file cut short: nothing more is written after it.
+ */
+static errcode_t stream_file(struct xt *x, const struct xentry *e,
+			     struct fscrypt_inode *fi)
+{
+	struct writer w;
+	errcode_t err;
+
+	memset(&w, 0, sizeof(w));
+	w.x = x;
+	w.fd = STDOUT_FILENO;
+	w.stream = 1;
+	w.fi = fi;
+	w.size = e->size;
+	w.du = fi ? fscrypt_inode_data_unit(fi) : 1;
+	w.end = (e->size + w.du - 1) / w.du * w.du;
+	err = x->feed(x, e, &w);
+	if (err)
+		w.len = 0;
+	w_finish(&w);
+	if (!err)
+		err = w.err;
+	if (!err) {
+		/* a hole at the end */
+		err = stream_out(&w, NULL, 0, e->size);
+		w.write_failed = !!err;
+	}
+	if (err) {
+		report(x, err, w.write_failed ? "cannot write to standard "
+		       "output" : "while writing the data");
+		if (w.pos && !x->stop)
+			x->stop = err;
+		else
+			check_dest(x, err);
+		if (w.write_failed && !x->stop)
+			x->stop = err;
+	}
 	return err;
 }
 
@@ -1410,7 +1574,19 @@ static int process(struct xt *x, const struct xentry *e, size_t depth)
 	}
 
 	/* the object itself */
-	if (!parent) {
+	if (x->o->to_stdout) {
+		/* only the data of regular files, once each, in order */
+		if (!is_type(e, LINUX_S_IFREG) || link_find(x, e->ino)) {
+			err = 0;
+		} else if (e->hardlink) {
+			report(x, 0, "hard link to an entry that was not "
+			       "extracted");
+			err = ENOENT;
+		} else {
+			err = stream_file(x, e, fi);
+			x->files += !err;
+		}
+	} else if (!parent) {
 		fd = dup(x->root_fd);
 		apply = x->created_root;
 		if (fd < 0)
@@ -1569,17 +1745,29 @@ static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 {
 	struct run_ctx *rc = priv;
 	blk64_t n, max = IOBUF_SIZE / fs->blocksize;
+	uint8_t *dst;
+	size_t room;
 
 	while (count) {
 		if (lblk * fs->blocksize >= rc->w->end)
 			return BLOCK_ABORT;
 		n = count < max ? count : max;
-		rc->err = io_channel_read_blk64(fs->io, pblk, n,
-						rc->x->iobuf);
-		if (rc->err)
-			return BLOCK_ABORT;
-		w_add(rc->w, lblk * fs->blocksize, rc->x->iobuf,
-		      n * fs->blocksize);
+		dst = w_room(rc->w, lblk * fs->blocksize, &room);
+		if (dst && room >= fs->blocksize) {
+			if (n > room / fs->blocksize)
+				n = room / fs->blocksize;
+			rc->err = io_channel_read_blk64(fs->io, pblk, n, dst);
+			if (rc->err)
+				return BLOCK_ABORT;
+			w_commit(rc->w, n * fs->blocksize);
+		} else {
+			rc->err = io_channel_read_blk64(fs->io, pblk, n,
+							rc->x->iobuf);
+			if (rc->err)
+				return BLOCK_ABORT;
+			w_add(rc->w, lblk * fs->blocksize, rc->x->iobuf,
+			      n * fs->blocksize);
+		}
 		lblk += n;
 		pblk += n;
 		count -= n;
@@ -2028,7 +2216,9 @@ static int finish(struct xt *x)
 		       (unsigned long long) x->refused,
 		       (unsigned long long) x->failed);
 	else
-		printf("%s: extracted %llu entries, %llu files, %llu bytes; "
+		/* with -O, standard output carries the data */
+		fprintf(x->o->to_stdout ? stderr : stdout,
+		       "%s: extracted %llu entries, %llu files, %llu bytes; "
 		       "%llu without key, %llu refused, %llu failed\n",
 		       x->o->source, (unsigned long long) x->entries,
 		       (unsigned long long) x->files,
@@ -2040,6 +2230,7 @@ static int finish(struct xt *x)
 		fflush(stdout);
 		fprintf(stderr, "%s: %s: %s: extraction stopped; the entries "
 			"after it were not extracted\n", program_name,
+			x->o->to_stdout ? "standard output" :
 			x->o->dir ? x->o->dir : ".", error_message(x->stop));
 		return E2CB_EXIT_ERROR;
 	}
@@ -2079,10 +2270,7 @@ static void xt_free(struct xt *x)
 	free(x->plain.s);
 	free(x->cipher.s);
 	free(x->iobuf);
-	if (x->wbuf) {
-		fscrypt_wipe(x->wbuf, IOBUF_SIZE);
-		free(x->wbuf);
-	}
+	e2cb_pipe_free(x->pipe);
 	if (x->root_fd > 0)
 		close(x->root_fd);
 	fscrypt_keyring_free(x->kr);
@@ -2107,8 +2295,10 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	x.tmp_dirfd = -1;
 	x.is_root = geteuid() == 0;
 	x.iobuf = malloc(IOBUF_SIZE);
-	x.wbuf = malloc(IOBUF_SIZE);
-	if (!x.iobuf || !x.wbuf) {
+	/* a second core decrypts and writes while this one reads */
+	if (!x.iobuf || e2cb_pipe_new(IOBUF_SIZE, PIPE_BUFS,
+				      sysconf(_SC_NPROCESSORS_ONLN) > 1,
+				      &x.pipe)) {
 		ret = E2CB_EXIT_ERROR;
 		goto out;
 	}
@@ -2119,11 +2309,11 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	ret = open_source(&x, image, salt);
 	if (!ret)
 		ret = load_keys(&x, salt);
-	if (!ret && !opts->list_only)
+	if (!ret && !opts->list_only && !opts->to_stdout)
 		ret = open_output(&x);
 	if (ret)
 		goto out;
-	if (!opts->list_only) {
+	if (!opts->list_only && !opts->to_stdout) {
 		/*
 		 * O_TMPFILE files are named through /proc; without it, or
 		 * for the tests of the other way, temporary names.
