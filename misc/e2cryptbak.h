@@ -61,14 +61,25 @@ extern int e2cb_verify(const char *archive_name);
 extern int e2cb_extract(const struct e2cb_extract_opts *opts);
 
 /* pipeline.c */
+#define E2CB_PIPE_MAX_WORKERS	4
+
 struct e2cb_pipe;
-typedef errcode_t (*e2cb_pipe_func)(void *priv, uint8_t *buf, size_t len,
-				    uint64_t off);
+struct e2cb_pipe_job {
+	/* on a worker, several at once; @worker numbers it from 0 */
+	errcode_t (*work)(void *priv, unsigned int worker, uint8_t *buf,
+			  size_t len, uint64_t off);
+	/* on a worker, one at a time, in the order of submission */
+	errcode_t (*emit)(void *priv, uint8_t *buf, size_t len,
+			  uint64_t off);
+};
+
 extern errcode_t e2cb_pipe_new(size_t bufsize, unsigned int nbuf,
-			       int threaded, struct e2cb_pipe **ret);
+			       unsigned int nworkers, struct e2cb_pipe **ret);
+extern unsigned int e2cb_pipe_workers(const struct e2cb_pipe *p);
 extern uint8_t *e2cb_pipe_buffer(struct e2cb_pipe *p);
-extern errcode_t e2cb_pipe_submit(struct e2cb_pipe *p, e2cb_pipe_func fn,
-				  void *priv, size_t len, uint64_t off);
+extern errcode_t e2cb_pipe_submit(struct e2cb_pipe *p,
+				  const struct e2cb_pipe_job *job, void *priv,
+				  size_t len, uint64_t off);
 extern errcode_t e2cb_pipe_drain(struct e2cb_pipe *p);
 extern void e2cb_pipe_free(struct e2cb_pipe *p);
 

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -31,7 +32,7 @@
 #include "fscrypt/fscrypt.h"
 
 #define IOBUF_SIZE	(1024 * 1024)
-#define PIPE_BUFS	3
+#define PIPE_BUFS	(E2CB_PIPE_MAX_WORKERS + 2)
 #define MAX_DEPTH	4096
 
 /* Why the entries below a directory are not extracted */
@@ -139,6 +140,7 @@ struct xt {
 	size_t nstaged;
 	uint8_t *iobuf;
 	struct e2cb_pipe *pipe;		/* decrypts and writes behind us */
+	pthread_mutex_t crypt_lock;	/* for a mode no worker can copy */
 	struct ext2_inode_large *cur_inode;	/* image: the entry's */
 	uint64_t entries, files, bytes;
 	uint64_t missing, refused, failed, notroot, xattr_warnings;
@@ -156,6 +158,8 @@ struct writer {
 	struct xt *x;
 	int fd;
 	struct fscrypt_inode *fi;	/* NULL: plaintext */
+	/* each pipe worker's handle on fi, or NULLs: share fi, locked */
+	struct fscrypt_inode *fis[E2CB_PIPE_MAX_WORKERS];
 	uint64_t size;			/* i_size */
 	uint64_t end;			/* nothing past this is needed */
 	unsigned int du;
@@ -677,16 +681,28 @@ static errcode_t put_data(struct writer *w, const uint8_t *buf, size_t len,
 	return pwrite_all(w->fd, buf, len, off);
 }
 
-/* A pipe job, on the worker thread: decrypt a buffer and write it out */
-static errcode_t decrypt_job(void *priv, uint8_t *buf, size_t len,
-			     uint64_t off)
+/* Pipe work, on the workers, several at once: decrypt a buffer */
+static errcode_t decrypt_work(void *priv, unsigned int worker, uint8_t *buf,
+			      size_t len, uint64_t off)
 {
 	struct writer *w = priv;
 	errcode_t err;
 
+	if (w->fis[worker])
+		return fscrypt_decrypt_data(w->fis[worker], off, buf, len);
+	pthread_mutex_lock(&w->x->crypt_lock);
 	err = fscrypt_decrypt_data(w->fi, off, buf, len);
-	if (err)
-		return err;
+	pthread_mutex_unlock(&w->x->crypt_lock);
+	return err;
+}
+
+/* Pipe emit, one buffer at a time, in order: write it out */
+static errcode_t emit_data(void *priv, uint8_t *buf, size_t len,
+			   uint64_t off)
+{
+	struct writer *w = priv;
+	errcode_t err;
+
 	/* the last unit runs past i_size: ftruncate cuts it */
 	err = put_data(w, buf, len, off);
 	if (err) {
@@ -696,6 +712,53 @@ static errcode_t decrypt_job(void *priv, uint8_t *buf, size_t len,
 	if (off < w->size)
 		w->done_bytes += w->size - off < len ? w->size - off : len;
 	return 0;
+}
+
+static const struct e2cb_pipe_job decrypt_job = { decrypt_work, emit_data };
+
+static void w_release(struct writer *w)
+{
+	unsigned int i;
+
+	for (i = 1; i < E2CB_PIPE_MAX_WORKERS; i++) {
+		fscrypt_inode_close(w->fis[i]);
+		w->fis[i] = NULL;
+	}
+	w->fis[0] = NULL;
+}
+
+/*
+ * A writer for @size bytes of data to @fd; encrypted data (@fi) larger
+ * than a buffer gets a handle on @fi for each pipe worker, so that they
+ * decrypt at once.
+ */
+static void w_init(struct writer *w, struct xt *x, int fd,
+		   struct fscrypt_inode *fi, uint64_t size)
+{
+	unsigned int i, n = e2cb_pipe_workers(x->pipe);
+
+	memset(w, 0, sizeof(*w));
+	w->x = x;
+	w->fd = fd;
+	w->fi = fi;
+	w->size = size;
+	w->du = fi ? fscrypt_inode_data_unit(fi) : 1;
+	w->end = (size + w->du - 1) / w->du * w->du;
+	/* one worker never runs two jobs at once; nor one buffer */
+	if (!fi || n <= 1) {
+		w->fis[0] = fi;
+		return;
+	}
+	if (size <= IOBUF_SIZE)
+		return;
+	w->fis[0] = fi;
+	for (i = 1; i < n; i++) {
+		if (fscrypt_inode_dup(fi, &w->fis[i])) {
+			/* not to be copied: the workers take turns */
+			w_release(w);
+			break;
+		}
+	}
 }
 
 /* Hand what is buffered (whole data units) to the pipe */
@@ -710,7 +773,7 @@ static errcode_t w_flush(struct writer *w)
 		w->err = FSCRYPT_ET_BAD_LENGTH;
 		return w->err;
 	}
-	w->err = e2cb_pipe_submit(w->x->pipe, decrypt_job, w, len, w->off);
+	w->err = e2cb_pipe_submit(w->x->pipe, &decrypt_job, w, len, w->off);
 	return w->err;
 }
 
@@ -1025,18 +1088,13 @@ static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
 		check_dest(x, err);
 		return err;
 	}
-	memset(&w, 0, sizeof(w));
-	w.x = x;
-	w.fd = of.fd;
-	w.fi = fi;
-	w.size = e->size;
-	w.du = fi ? fscrypt_inode_data_unit(fi) : 1;
-	w.end = (e->size + w.du - 1) / w.du * w.du;
+	w_init(&w, x, of.fd, fi, e->size);
 	err = x->feed(x, e, &w);
 	if (err)
 		w.len = 0;	/* nothing more of this file goes out */
 	/* the pipe may still be writing it: always wait for it */
 	w_finish(&w);
+	w_release(&w);
 	if (!err)
 		err = w.err;
 	if (!err && ftruncate(of.fd, e->size) < 0) {
@@ -1079,18 +1137,13 @@ static errcode_t stream_file(struct xt *x, const struct xentry *e,
 	struct writer w;
 	errcode_t err;
 
-	memset(&w, 0, sizeof(w));
-	w.x = x;
-	w.fd = STDOUT_FILENO;
+	w_init(&w, x, STDOUT_FILENO, fi, e->size);
 	w.stream = 1;
-	w.fi = fi;
-	w.size = e->size;
-	w.du = fi ? fscrypt_inode_data_unit(fi) : 1;
-	w.end = (e->size + w.du - 1) / w.du * w.du;
 	err = x->feed(x, e, &w);
 	if (err)
 		w.len = 0;
 	w_finish(&w);
+	w_release(&w);
 	if (!err)
 		err = w.err;
 	if (!err) {
@@ -2271,6 +2324,7 @@ static void xt_free(struct xt *x)
 	free(x->cipher.s);
 	free(x->iobuf);
 	e2cb_pipe_free(x->pipe);
+	pthread_mutex_destroy(&x->crypt_lock);
 	if (x->root_fd > 0)
 		close(x->root_fd);
 	fscrypt_keyring_free(x->kr);
@@ -2279,6 +2333,16 @@ static void xt_free(struct xt *x)
 		ext2fs_free_inode_bitmap(x->dirs_seen);
 	if (x->fs)
 		ext2fs_close_free(&x->fs);
+}
+
+/* A worker a CPU (the reading thread is mostly the kernel's copy) */
+static unsigned int pipe_workers(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n <= 1)
+		return 0;
+	return n > E2CB_PIPE_MAX_WORKERS ? E2CB_PIPE_MAX_WORKERS : n;
 }
 
 int e2cb_extract(const struct e2cb_extract_opts *opts)
@@ -2295,9 +2359,9 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	x.tmp_dirfd = -1;
 	x.is_root = geteuid() == 0;
 	x.iobuf = malloc(IOBUF_SIZE);
-	/* a second core decrypts and writes while this one reads */
-	if (!x.iobuf || e2cb_pipe_new(IOBUF_SIZE, PIPE_BUFS,
-				      sysconf(_SC_NPROCESSORS_ONLN) > 1,
+	pthread_mutex_init(&x.crypt_lock, NULL);
+	/* the other cores decrypt and write while this one reads */
+	if (!x.iobuf || e2cb_pipe_new(IOBUF_SIZE, PIPE_BUFS, pipe_workers(),
 				      &x.pipe)) {
 		ret = E2CB_EXIT_ERROR;
 		goto out;

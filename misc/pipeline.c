@@ -1,13 +1,17 @@
 /*
- * pipeline.c --- empty filled buffers on a second thread, in order
+ * pipeline.c --- work on filled buffers on other threads, emit in order
  *
  * Extract reads ciphertext, decrypts it and writes the plaintext; one
  * thread doing all three leaves a core idle while the kernel copies the
  * output into the page cache.  Here the reading thread fills buffers
- * and a worker thread runs a job on each (decrypt and write), in the
- * order they were submitted, so the reading of one buffer overlaps the
- * work on the previous ones.  Where no thread can be started, a job
- * runs at once on the submitting thread.
+ * and worker threads take them: each runs the job's work (decryption)
+ * on the buffer it took, several at once, then waits for its turn to
+ * run the job's emit (the write), so that buffers come out in the order
+ * they were submitted.  Where no thread can be started, a job runs at
+ * once on the submitting thread.
+ *
+ * A worker is numbered: work() is told which one runs it, so that a
+ * caller can give each worker state of its own (a cipher context).
  *
  * The buffers may hold plaintext: they are wiped when freed.
  *
@@ -26,79 +30,122 @@
 
 #define MAX_BUFS	8
 
+enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_TAKEN };
+
 struct slot {
 	uint8_t *buf;
-	e2cb_pipe_func fn;
+	const struct e2cb_pipe_job *job;
 	void *priv;
 	size_t len;
 	uint64_t off;
-	int queued;
+	enum slot_state state;
 };
 
 struct e2cb_pipe {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	pthread_t thread;
-	int threaded, quit;
+	pthread_t thread[E2CB_PIPE_MAX_WORKERS];
+	unsigned int nthreads;
+	int quit;
 	size_t bufsize;
 	unsigned int nbuf;
 	unsigned int fill;		/* the next slot to hand out */
-	unsigned int work;		/* the next slot the worker runs */
-	unsigned int pending;		/* queued or running */
+	unsigned int take;		/* the next slot a worker takes */
+	unsigned int emit;		/* the next slot to emit */
+	unsigned int pending;		/* queued or taken */
 	errcode_t err;			/* the first job error */
 	struct slot slot[MAX_BUFS];
 };
 
+struct worker_arg {
+	struct e2cb_pipe *p;
+	unsigned int id;
+};
+
+/* With the lock held: the slot taken is done; the next may go */
+static void finish_slot(struct e2cb_pipe *p, struct slot *s, errcode_t err)
+{
+	if (err && !p->err)
+		p->err = err;
+	s->state = SLOT_FREE;
+	p->pending--;
+	p->emit = (p->emit + 1) % p->nbuf;
+	pthread_cond_broadcast(&p->cond);
+}
+
 static void *worker(void *arg)
 {
-	struct e2cb_pipe *p = arg;
+	struct e2cb_pipe *p = ((struct worker_arg *) arg)->p;
+	unsigned int id = ((struct worker_arg *) arg)->id, mine;
 	struct slot *s;
 	errcode_t err;
 
+	free(arg);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		s = &p->slot[p->work];
-		while (!s->queued && !p->quit)
+		while (p->slot[p->take].state != SLOT_QUEUED && !p->quit)
 			pthread_cond_wait(&p->cond, &p->lock);
-		if (!s->queued)
+		if (p->slot[p->take].state != SLOT_QUEUED)
 			break;
+		mine = p->take;
+		s = &p->slot[mine];
+		s->state = SLOT_TAKEN;
+		p->take = (p->take + 1) % p->nbuf;
 		/* after an error the rest only waits to be discarded */
 		err = p->err;
 		pthread_mutex_unlock(&p->lock);
-		if (!err)
-			err = s->fn(s->priv, s->buf, s->len, s->off);
+		if (!err && s->job->work)
+			err = s->job->work(s->priv, id, s->buf, s->len, s->off);
 		pthread_mutex_lock(&p->lock);
-		if (err && !p->err)
-			p->err = err;
-		s->queued = 0;
-		p->pending--;
-		p->work = (p->work + 1) % p->nbuf;
-		pthread_cond_broadcast(&p->cond);
+		while (p->emit != mine)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (!err)
+			err = p->err;
+		pthread_mutex_unlock(&p->lock);
+		if (!err && s->job->emit)
+			err = s->job->emit(s->priv, s->buf, s->len, s->off);
+		pthread_mutex_lock(&p->lock);
+		finish_slot(p, s, err);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
 
-/* The worker takes no signal: the main thread's handlers clean up. */
-static int start_worker(struct e2cb_pipe *p)
+/* The workers take no signal: the main thread's handlers clean up. */
+static void start_workers(struct e2cb_pipe *p, unsigned int n)
 {
+	struct worker_arg *a;
 	sigset_t all, old;
-	int ret;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&p->thread, NULL, worker, p);
+	while (p->nthreads < n) {
+		a = malloc(sizeof(*a));
+		if (!a)
+			break;
+		a->p = p;
+		a->id = p->nthreads;
+		if (pthread_create(&p->thread[p->nthreads], NULL, worker, a)) {
+			free(a);
+			break;
+		}
+		p->nthreads++;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return ret == 0;
 }
 
-errcode_t e2cb_pipe_new(size_t bufsize, unsigned int nbuf, int threaded,
-			struct e2cb_pipe **ret)
+/*
+ * @nworkers threads (0: none, jobs run in e2cb_pipe_submit()); @nbuf
+ * buffers of @bufsize circulate, one being filled while the others
+ * wait for or are in the workers' hands.
+ */
+errcode_t e2cb_pipe_new(size_t bufsize, unsigned int nbuf,
+			unsigned int nworkers, struct e2cb_pipe **ret)
 {
 	struct e2cb_pipe *p;
 	unsigned int i;
 
-	if (nbuf < 2 || nbuf > MAX_BUFS)
+	if (nbuf < 2 || nbuf > MAX_BUFS || nworkers > E2CB_PIPE_MAX_WORKERS)
 		return EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -106,7 +153,7 @@ errcode_t e2cb_pipe_new(size_t bufsize, unsigned int nbuf, int threaded,
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	p->bufsize = bufsize;
-	p->nbuf = threaded ? nbuf : 1;
+	p->nbuf = nworkers ? nbuf : 1;
 	for (i = 0; i < p->nbuf; i++) {
 		p->slot[i].buf = malloc(bufsize);
 		if (!p->slot[i].buf) {
@@ -114,19 +161,27 @@ errcode_t e2cb_pipe_new(size_t bufsize, unsigned int nbuf, int threaded,
 			return ENOMEM;
 		}
 	}
-	p->threaded = threaded && start_worker(p);
+	start_workers(p, nworkers);
+	if (!p->nthreads)
+		p->nbuf = 1;
 	*ret = p;
 	return 0;
 }
 
-/* The buffer to fill next: waits until the worker has emptied it */
+/* How many workers run (0: jobs run on the submitting thread) */
+unsigned int e2cb_pipe_workers(const struct e2cb_pipe *p)
+{
+	return p->nthreads;
+}
+
+/* The buffer to fill next: waits until the workers are done with it */
 uint8_t *e2cb_pipe_buffer(struct e2cb_pipe *p)
 {
-	struct slot *s = &p->slot[p->threaded ? p->fill : 0];
+	struct slot *s = &p->slot[p->fill];
 
-	if (p->threaded) {
+	if (p->nthreads) {
 		pthread_mutex_lock(&p->lock);
-		while (s->queued)
+		while (s->state != SLOT_FREE)
 			pthread_cond_wait(&p->cond, &p->lock);
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -134,28 +189,31 @@ uint8_t *e2cb_pipe_buffer(struct e2cb_pipe *p)
 }
 
 /*
- * Run @fn on the buffer last handed out, filled with @len bytes.
+ * Run @job on the buffer last handed out, filled with @len bytes.
  * Returns the first error of any job so far: the caller stops there.
  */
-errcode_t e2cb_pipe_submit(struct e2cb_pipe *p, e2cb_pipe_func fn,
-			   void *priv, size_t len, uint64_t off)
+errcode_t e2cb_pipe_submit(struct e2cb_pipe *p,
+			   const struct e2cb_pipe_job *job, void *priv,
+			   size_t len, uint64_t off)
 {
-	struct slot *s;
-	errcode_t err;
+	struct slot *s = &p->slot[p->fill];
+	errcode_t err = 0;
 
-	if (!p->threaded) {
-		err = fn(priv, p->slot[0].buf, len, off);
+	if (!p->nthreads) {
+		if (!p->err && job->work)
+			err = job->work(priv, 0, s->buf, len, off);
+		if (!err && !p->err && job->emit)
+			err = job->emit(priv, s->buf, len, off);
 		if (err && !p->err)
 			p->err = err;
 		return p->err;
 	}
 	pthread_mutex_lock(&p->lock);
-	s = &p->slot[p->fill];
-	s->fn = fn;
+	s->job = job;
 	s->priv = priv;
 	s->len = len;
 	s->off = off;
-	s->queued = 1;
+	s->state = SLOT_QUEUED;
 	p->pending++;
 	p->fill = (p->fill + 1) % p->nbuf;
 	pthread_cond_broadcast(&p->cond);
@@ -169,14 +227,12 @@ errcode_t e2cb_pipe_drain(struct e2cb_pipe *p)
 {
 	errcode_t err;
 
-	if (p->threaded) {
-		pthread_mutex_lock(&p->lock);
-		while (p->pending)
-			pthread_cond_wait(&p->cond, &p->lock);
-		pthread_mutex_unlock(&p->lock);
-	}
+	pthread_mutex_lock(&p->lock);
+	while (p->pending)
+		pthread_cond_wait(&p->cond, &p->lock);
 	err = p->err;
 	p->err = 0;
+	pthread_mutex_unlock(&p->lock);
 	return err;
 }
 
@@ -186,15 +242,16 @@ void e2cb_pipe_free(struct e2cb_pipe *p)
 
 	if (!p)
 		return;
-	if (p->threaded) {
+	if (p->nthreads) {
 		e2cb_pipe_drain(p);
 		pthread_mutex_lock(&p->lock);
 		p->quit = 1;
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
-		pthread_join(p->thread, NULL);
+		for (i = 0; i < p->nthreads; i++)
+			pthread_join(p->thread[i], NULL);
 	}
-	for (i = 0; i < p->nbuf; i++) {
+	for (i = 0; i < MAX_BUFS; i++) {
 		if (!p->slot[i].buf)
 			continue;
 		fscrypt_wipe(p->slot[i].buf, p->bufsize);

@@ -115,6 +115,8 @@ extern errcode_t fscrypt_inode_open(struct fscrypt_keyring *kr,
 				    const void *ctx, size_t ctx_len,
 				    const struct fscrypt_inode_params *p,
 				    struct fscrypt_inode **ret);
+extern errcode_t fscrypt_inode_dup(const struct fscrypt_inode *fi,
+				   struct fscrypt_inode **ret);
 extern void fscrypt_inode_close(struct fscrypt_inode *fi);
 extern const struct fscrypt_policy *
 fscrypt_inode_policy(const struct fscrypt_inode *fi);

@@ -101,6 +101,8 @@ extern errcode_t mode_key_init(struct mode_key *mk, int mode,
 extern errcode_t mode_key_crypt(struct mode_key *mk, const uint8_t *iv,
 				const uint8_t *in, uint8_t *out, size_t len,
 				int enc);
+extern errcode_t mode_key_dup(struct mode_key *dst,
+			      const struct mode_key *src);
 extern void mode_key_free(struct mode_key *mk);
 
 /* kdf.c */

@@ -166,6 +166,33 @@ errout:
 	return retval;
 }
 
+/*
+ * Another handle on the inode @fi, with cipher contexts of its own, so
+ * that two threads can decrypt its data at once (AES-256-XTS only).
+ */
+errcode_t fscrypt_inode_dup(const struct fscrypt_inode *fi,
+			    struct fscrypt_inode **ret)
+{
+	struct fscrypt_inode *dup;
+	errcode_t retval;
+
+	*ret = NULL;
+	dup = fscrypt_secure_alloc(sizeof(*dup));
+	if (!dup)
+		return FSCRYPT_ET_NO_MEMORY;
+	*dup = *fi;
+	retval = mode_key_dup(&dup->own, fi->key);
+	if (retval) {
+		memset(&dup->own, 0, sizeof(dup->own));
+		dup->key = NULL;
+		fscrypt_inode_close(dup);
+		return retval;
+	}
+	dup->key = &dup->own;
+	*ret = dup;
+	return 0;
+}
+
 void fscrypt_inode_close(struct fscrypt_inode *fi)
 {
 	if (!fi)

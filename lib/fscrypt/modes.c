@@ -404,6 +404,37 @@ errcode_t mode_key_init(struct mode_key *mk, int mode, const uint8_t *raw)
 	return retval;
 }
 
+static EVP_CIPHER_CTX *evp_dup(EVP_CIPHER_CTX *src)
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+
+	if (c && !EVP_CIPHER_CTX_copy(c, src)) {
+		EVP_CIPHER_CTX_free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+/*
+ * A copy of @src with cipher contexts of its own, for another thread:
+ * for AES-256-XTS, the contents mode of nearly every policy; other
+ * modes are FSCRYPT_ET_UNSUPPORTED.
+ */
+errcode_t mode_key_dup(struct mode_key *dst, const struct mode_key *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (src->mode != MODE_AES_256_XTS)
+		return FSCRYPT_ET_UNSUPPORTED;
+	dst->mode = src->mode;
+	dst->evp = evp_dup(src->evp);
+	dst->evp_dec = evp_dup(src->evp_dec);
+	if (!dst->evp || !dst->evp_dec) {
+		mode_key_free(dst);
+		return FSCRYPT_ET_CRYPTO;
+	}
+	return 0;
+}
+
 static errcode_t evp_unit(EVP_CIPHER_CTX *ctx, const uint8_t *iv,
 			  const uint8_t *in, uint8_t *out, size_t len)
 {
