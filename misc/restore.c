@@ -56,6 +56,27 @@ struct plan {
 	size_t ntop, top_size;
 };
 
+/*
+ * A regular file's data goes to disk a stage at a time: whole blocks,
+ * allocated as one range, mapped as one extent (grown while the range
+ * stays contiguous) and written with one call.  ext2fs_file_write()
+ * would allocate, map (writing the inode or extent block with its
+ * checksum) and write each block on its own.
+ */
+#define FILL_STAGE_SIZE	(1U << 20)
+
+struct fill {
+	ext2_ino_t ino;
+	struct ext2_inode_large *inode;
+	ext2_extent_handle_t handle;	/* NULL: by ext2fs_file_write */
+	ext2_file_t file;
+	char *buf;			/* FILL_STAGE_SIZE bytes */
+	blk64_t lblk;			/* file block of buf[0] */
+	size_t len;			/* bytes of buf staged, from buf[0] */
+	uint64_t end;			/* end of the data so far */
+	struct ext2fs_extent last;	/* the last extent, once e_len */
+};
+
 struct restore {
 	const struct e2cb_restore_opts *opts;
 	ext2_filsys fs;
@@ -67,7 +88,7 @@ struct restore {
 	struct dir_frame *stack;
 	size_t depth, stack_size;
 	struct ino_map links;
-	ext2_file_t file;		/* regular file being filled */
+	struct fill fill;		/* regular file being filled */
 	uint64_t done_entries, done_bytes;
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
@@ -696,27 +717,201 @@ static void set_rdev(struct ext2_inode_large *inode, uint32_t major,
 	}
 }
 
+/* Where ext2fs_file_write() would only map blocks: extents, no clusters */
+static int can_stage(ext2_filsys fs, struct ext2_inode_large *inode)
+{
+	return (inode->i_flags & EXT4_EXTENTS_FL) &&
+	       !(inode->i_flags & EXT4_INLINE_DATA_FL) &&
+	       EXT2FS_CLUSTER_RATIO(fs) == 1 &&
+	       FILL_STAGE_SIZE % fs->blocksize == 0;
+}
+
+/* Map @len blocks at @pblk to file block @lblk, after the last extent */
+static errcode_t append_extent(struct fill *f, blk64_t lblk, blk64_t pblk,
+			       blk64_t len)
+{
+	struct ext2fs_extent *x = &f->last, ex;
+	errcode_t retval;
+	int op = 0;
+
+	if (x->e_len && x->e_lblk + x->e_len == lblk &&
+	    x->e_pblk + x->e_len == pblk &&
+	    x->e_len + len <= EXT_INIT_MAX_LEN) {
+		retval = ext2fs_extent_goto(f->handle, x->e_lblk);
+		if (retval)
+			return retval;
+		ex = *x;
+		ex.e_len += len;
+		retval = ext2fs_extent_replace(f->handle, 0, &ex);
+	} else {
+		if (x->e_len) {
+			retval = ext2fs_extent_goto(f->handle, x->e_lblk);
+			if (retval)
+				return retval;
+			op = EXT2_EXTENT_INSERT_AFTER;
+		}
+		ex.e_lblk = lblk;
+		ex.e_pblk = pblk;
+		ex.e_len = len;
+		ex.e_flags = 0;
+		retval = ext2fs_extent_insert(f->handle, op, &ex);
+	}
+	if (!retval)
+		retval = ext2fs_extent_fix_parents(f->handle);
+	if (!retval)
+		*x = ex;
+	return retval;
+}
+
+/* Give @count fresh blocks from file block @lblk on the contents of @buf */
+static errcode_t write_new_blocks(ext2_filsys fs, struct fill *f,
+				  blk64_t lblk, blk64_t count, const char *buf)
+{
+	blk64_t goal, pblk, plen;
+	errcode_t retval;
+
+	if (lblk + count > EXT_MAX_EXTENT_LBLK)
+		return EXT2_ET_FILE_TOO_BIG;
+	while (count) {
+		goal = f->last.e_len ? f->last.e_pblk + f->last.e_len :
+		       ext2fs_find_inode_goal(fs, f->ino,
+				(struct ext2_inode *) f->inode, lblk);
+		retval = ext2fs_new_range(fs, 0, goal, count, NULL, &pblk,
+					  &plen);
+		if (retval)
+			return retval;
+		ext2fs_block_alloc_stats_range(fs, pblk, plen, +1);
+		retval = ext2fs_iblk_add_blocks(fs,
+				(struct ext2_inode *) f->inode, plen);
+		if (!retval)
+			retval = append_extent(f, lblk, pblk, plen);
+		if (retval) {
+			/* not mapped: discard_inode would not find them */
+			ext2fs_block_alloc_stats_range(fs, pblk, plen, -1);
+			return retval;
+		}
+		/* mapped: discard_inode takes them back if this fails */
+		retval = io_channel_write_blk64(fs->io, pblk, plen, buf);
+		if (retval)
+			return retval;
+		lblk += plen;
+		count -= plen;
+		buf += plen * fs->blocksize;
+	}
+	return 0;
+}
+
+/* The staged blocks to disk; a partial last block is padded with zeros */
+static errcode_t flush_stage(ext2_filsys fs, struct fill *f)
+{
+	size_t bs = fs->blocksize;
+	size_t nblk = (f->len + bs - 1) / bs;
+
+	if (!f->len)
+		return 0;
+	memset(f->buf + f->len, 0, nblk * bs - f->len);
+	f->len = 0;
+	return write_new_blocks(fs, f, f->lblk, nblk, f->buf);
+}
+
+static errcode_t stage_data(ext2_filsys fs, struct fill *f, uint64_t off,
+			    const char *buf, size_t len)
+{
+	uint64_t bs = fs->blocksize, start, stop;
+	size_t pos, n;
+	errcode_t retval;
+
+	while (len) {
+		start = f->lblk * bs;
+		stop = start + f->len;
+		/* a new stage where a whole block (a hole) lies between */
+		if (!f->len || off > ((stop + bs - 1) & ~(bs - 1)) ||
+		    off - start >= FILL_STAGE_SIZE) {
+			retval = flush_stage(fs, f);
+			if (retval)
+				return retval;
+			f->lblk = off / bs;
+			start = stop = f->lblk * bs;
+		}
+		pos = off - start;
+		/* a hole inside a block reads as zeros */
+		memset(f->buf + f->len, 0, pos - f->len);
+		n = FILL_STAGE_SIZE - pos;
+		if (n > len)
+			n = len;
+		memcpy(f->buf + pos, buf, n);
+		f->len = pos + n;
+		off += n;
+		buf += n;
+		len -= n;
+		if (f->len == FILL_STAGE_SIZE) {
+			retval = flush_stage(fs, f);
+			if (retval)
+				return retval;
+		}
+	}
+	return 0;
+}
+
+static errcode_t file_write_at(struct fill *f, uint64_t off, const char *buf,
+			       size_t len)
+{
+	unsigned int got;
+	errcode_t retval;
+
+	retval = ext2fs_file_llseek(f->file, off, EXT2_SEEK_SET, NULL);
+	while (!retval && len) {
+		retval = ext2fs_file_write(f->file, buf, len, &got);
+		buf += got;
+		len -= got;
+		if (!retval && !got)
+			retval = EXT2_ET_SHORT_WRITE;
+	}
+	return retval;
+}
+
+/* Staged blocks out, the mapping closed and on disk */
+static errcode_t end_staging(ext2_filsys fs, struct fill *f)
+{
+	errcode_t retval;
+
+	if (!f->handle)
+		return 0;
+	retval = flush_stage(fs, f);
+	ext2fs_extent_free(f->handle);
+	f->handle = NULL;
+	if (!retval)
+		retval = ext2fs_write_inode(fs, f->ino,
+					    (struct ext2_inode *) f->inode);
+	return retval;
+}
+
 static errcode_t write_data_proc(const struct e2cb_entry *e
 				 EXT2FS_ATTR((unused)), uint64_t off,
 				 const void *buf, size_t len, void *priv)
 {
 	struct restore *rs = priv;
-	unsigned int got;
+	struct fill *f = &rs->fill;
 	errcode_t retval;
 
 	/* a file of many GiB stops too; restore_inode takes it back */
 	if (stop_signal)
 		return EXT2_ET_CANCEL_REQUESTED;
-	retval = ext2fs_file_llseek(rs->file, off, EXT2_SEEK_SET, NULL);
-	while (!retval && len) {
-		retval = ext2fs_file_write(rs->file, buf, len, &got);
-		buf = (const char *) buf + got;
-		len -= got;
-		if (!retval && !got)
-			retval = EXT2_ET_SHORT_WRITE;
-	}
 	rs->done_bytes += len;
-	return retval;
+	/* data going back (never in our archives): block by block then */
+	if (f->handle && off < f->end) {
+		retval = end_staging(rs->fs, f);
+		if (!retval)
+			retval = ext2fs_file_open(rs->fs, f->ino,
+						  EXT2_FILE_WRITE, &f->file);
+		if (retval)
+			return retval;
+	}
+	if (off + len > f->end)
+		f->end = off + len;
+	if (f->handle)
+		return stage_data(rs->fs, f, off, buf, len);
+	return file_write_at(f, off, buf, len);
 }
 
 /*
@@ -728,29 +923,55 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 			      struct ext2_inode_large *inode,
 			      const struct e2cb_entry *e)
 {
+	ext2_filsys fs = rs->fs;
+	struct fill *f = &rs->fill;
+	struct ext2_extent_info info;
 	errcode_t retval, rc;
 
 	retval = write_inode(rs, ino, inode);
 	if (retval)
 		return retval;
-	retval = ext2fs_file_open(rs->fs, ino, EXT2_FILE_WRITE, &rs->file);
-	if (retval)
-		return retval;
+	f->ino = ino;
+	f->inode = inode;
+	f->len = 0;
+	f->end = 0;
+	memset(&f->last, 0, sizeof(f->last));
+	if (can_stage(fs, inode) && !f->buf &&
+	    ext2fs_get_mem(FILL_STAGE_SIZE, &f->buf))
+		f->buf = NULL;
+	if (can_stage(fs, inode) && f->buf &&
+	    !ext2fs_extent_open2(fs, ino, (struct ext2_inode *) inode,
+				 &f->handle) &&
+	    (ext2fs_extent_get_info(f->handle, &info) || info.num_entries)) {
+		ext2fs_extent_free(f->handle);
+		f->handle = NULL;
+	}
+	if (!f->handle) {
+		retval = ext2fs_file_open(fs, ino, EXT2_FILE_WRITE, &f->file);
+		if (retval)
+			return retval;
+	}
 	retval = e2cb_reader_data(rs->r, write_data_proc, rs);
-	rc = ext2fs_file_close(rs->file);
-	rs->file = NULL;
+	if (retval)
+		f->len = 0;	/* restore_inode takes the inode back */
+	rc = end_staging(fs, f);
 	if (!retval)
 		retval = rc;
+	if (f->file) {
+		rc = ext2fs_file_close(f->file);
+		f->file = NULL;
+		if (!retval)
+			retval = rc;
+	}
 	if (retval)
 		return retval;
-	retval = ext2fs_read_inode_full(rs->fs, ino,
-					(struct ext2_inode *) inode,
-					EXT2_INODE_SIZE(rs->fs->super));
+	retval = ext2fs_read_inode_full(fs, ino, (struct ext2_inode *) inode,
+					EXT2_INODE_SIZE(fs->super));
 	if (retval)
 		return retval;
 	inode->i_size = e->rec.size & 0xffffffff;
 	inode->i_size_high = e->rec.size >> 32;
-	apply_rec(rs->fs, inode, &e->rec);
+	apply_rec(fs, inode, &e->rec);
 	return write_inode(rs, ino, inode);
 }
 
@@ -1343,6 +1564,7 @@ static void restore_free(struct restore *rs)
 	map_free(&rs->links);
 	map_free(&rs->plan.fixed);
 	free(rs->plan.top);
+	ext2fs_free_mem(&rs->fill.buf);
 	e2cb_reader_close(rs->r);
 }
 

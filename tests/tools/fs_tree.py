@@ -123,8 +123,13 @@ class Tree:
                 continue
             self.fd.seek(pblk * self.bs)
             h.update(self.fd.read(n * self.bs))
-            regions.append("%d+%d" % (lblk, n))
-        return "blocks=%s:%s" % (",".join(regions) or "none",
+            # the hole map, not where one extent ends and the next starts
+            if regions and regions[-1][0] + regions[-1][1] == lblk:
+                regions[-1][1] += n
+            else:
+                regions.append([lblk, n])
+        return "blocks=%s:%s" % (",".join("%d+%d" % tuple(r)
+                                          for r in regions) or "none",
                                  h.hexdigest()[:16])
 
     def raw_inode(self, ino):
