@@ -881,7 +881,8 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		/* what was read before the damage is still backed up */
 	}
 	/* inode order reads the inode tables, and mostly the data, in order */
-	qsort(cl.c, cl.count, sizeof(*cl.c), cmp_child_ino);
+	if (cl.count > 1)
+		qsort(cl.c, cl.count, sizeof(*cl.c), cmp_child_ino);
 	for (i = 0; i < cl.count && !retval; i++) {
 		if (!cl.c[i].ino ||
 		    cl.c[i].ino > b->fs->super->s_inodes_count) {
