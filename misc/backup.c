@@ -65,7 +65,8 @@ struct child_list {
 	struct child *c;
 	size_t count, size;
 	struct ext2_inode dir;
-	ext2_filsys fs;
+	ext2_ino_t dir_ino;
+	struct backup *b;
 	errcode_t retval;
 };
 
@@ -688,12 +689,17 @@ static errcode_t write_inline(struct backup *b, const char *buf, size_t len,
 static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 			    struct ext2_inode_large *dir_inode, int depth);
 
-/* Skipped entries are reported and counted; the trailer says so. */
-static void skip_entry(struct backup *b, ext2_ino_t ino, errcode_t err,
+/*
+ * Skipped entries are reported and counted; the trailer says so.  A
+ * directory goes with what is in it.
+ */
+static void skip_entry(struct backup *b, ext2_ino_t ino,
+		       const struct ext2_inode_large *inode, errcode_t err,
 		       const char *what)
 {
-	com_err(program_name, err, "while %s inode %u (%s); skipped", what,
-		ino, entry_path(b));
+	com_err(program_name, err, "while %s inode %u (%s); skipped%s", what,
+		ino, entry_path(b), inode && LINUX_S_ISDIR(inode->i_mode) ?
+		", with all that is in the directory" : "");
 	b->skipped++;
 }
 
@@ -721,7 +727,13 @@ static errcode_t backup_one(struct backup *b, ext2_ino_t ino,
 	retval = ext2fs_read_inode_full(b->fs, ino,
 					(struct ext2_inode *) inode, isize);
 	if (retval) {
-		skip_entry(b, ino, retval, "reading");
+		skip_entry(b, ino, NULL, retval, "reading");
+		goto out;
+	}
+	retval = ext2fs_check_linked_inode(b->fs, ino,
+					   (struct ext2_inode *) inode);
+	if (retval) {
+		skip_entry(b, ino, inode, retval, "reading");
 		goto out;
 	}
 	archive_entry_clear(b->entry);
@@ -738,7 +750,8 @@ static errcode_t backup_one(struct backup *b, ext2_ino_t ino,
 		archive_entry_set_size(b->entry, 0);
 		retval = add_crypt_records(b, ino, inode, c, parent_enc, &r);
 		if (retval) {
-			skip_entry(b, ino, retval, "reading the name of");
+			skip_entry(b, ino, inode, retval,
+				   "reading the name of");
 			goto out;
 		}
 		goto write_header;
@@ -753,7 +766,7 @@ static errcode_t backup_one(struct backup *b, ext2_ino_t ino,
 		retval = prepare_data(b, ino, inode, &rl, &inline_buf,
 				      &inline_len, &r);
 	if (retval) {
-		skip_entry(b, ino, retval, "reading");
+		skip_entry(b, ino, inode, retval, "reading");
 		goto out;
 	}
 	if (!LINUX_S_ISDIR(inode->i_mode) && inode->i_links_count > 1) {
@@ -795,15 +808,13 @@ out:
 	return fatal;
 }
 
-static int collect_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
-			int entry EXT2FS_ATTR((unused)),
-			struct ext2_dir_entry *de,
-			int offset EXT2FS_ATTR((unused)), int blocksize,
-			char *buf EXT2FS_ATTR((unused)), void *priv)
+static int collect_proc(ext2_filsys fs, struct ext2_dir_entry *de,
+			unsigned int rec_space, void *priv)
 {
 	struct child_list *cl = priv;
 	int len = ext2fs_dirent_name_len(de);
 	struct child *c;
+	errcode_t retval;
 
 	if (de->name[0] == '.' && (len == 1 || (len == 2 &&
 						de->name[1] == '.')))
@@ -814,10 +825,15 @@ static int collect_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
 	}
 	c = &cl->c[cl->count];
 	c->ino = de->inode;
-	cl->retval = ext2fs_dirent_encrypted_name(cl->fs, &cl->dir, de,
-						  blocksize, &c->name);
-	if (cl->retval)
-		return DIRENT_ABORT;
+	retval = ext2fs_dirent_encrypted_name(fs, &cl->dir, de, rec_space,
+					      &c->name);
+	if (retval) {
+		com_err(program_name, retval, "in directory inode %u (%s), "
+			"in the entry of inode %u; skipped", cl->dir_ino,
+			entry_path(cl->b), de->inode);
+		cl->b->skipped++;
+		return 0;
+	}
 	cl->count++;
 	return 0;
 }
@@ -828,6 +844,23 @@ static int cmp_child_ino(const void *a, const void *b)
 	ext2_ino_t y = ((const struct child *) b)->ino;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * What ext2fs_dir_walk() found damaged is counted, entries lost or kept
+ * unverified (a checksum that fails): the archive is not a clean copy.
+ */
+static void dir_damage_proc(ext2_filsys fs EXT2FS_ATTR((unused)),
+			    const struct ext2fs_dir_damage *d, void *priv)
+{
+	struct child_list *cl = priv;
+	char where[128];
+
+	e2cb_dir_damage_where(d, where, sizeof(where));
+	com_err(program_name, d->err, "in directory inode %u (%s), %s; %s",
+		cl->dir_ino, entry_path(cl->b), where,
+		ext2fs_dir_lost_string(d->lost));
+	cl->b->skipped++;
 }
 
 /* Path component: raw bytes, or base64url inside an encrypted dir */
@@ -870,15 +903,17 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		return 0;
 	}
 	memset(&cl, 0, sizeof(cl));
-	cl.fs = b->fs;
+	cl.b = b;
+	cl.dir_ino = dir;
 	memcpy(&cl.dir, dir_inode, sizeof(cl.dir));
-	retval = ext2fs_dir_iterate2(b->fs, dir, 0, NULL, collect_proc, &cl);
+	/* what can be read is backed up; the damage is reported */
+	retval = ext2fs_dir_walk(b->fs, dir, &cl.dir, collect_proc,
+				 dir_damage_proc, &cl);
 	if (!retval)
 		retval = cl.retval;
 	if (retval) {
-		skip_entry(b, dir, retval, "reading directory");
-		retval = 0;
-		/* what was read before the damage is still backed up */
+		free(cl.c);
+		return retval;
 	}
 	/* inode order reads the inode tables, and mostly the data, in order */
 	if (cl.count > 1)
@@ -886,16 +921,17 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 	for (i = 0; i < cl.count && !retval; i++) {
 		if (!cl.c[i].ino ||
 		    cl.c[i].ino > b->fs->super->s_inodes_count) {
-			fprintf(stderr, "%s: %s: entry with bad inode number "
-				"%u; skipped\n", program_name, entry_path(b),
+			fprintf(stderr, "%s: in directory inode %u (%s): "
+				"entry with bad inode number %u; skipped\n",
+				program_name, dir, entry_path(b),
 				cl.c[i].ino);
 			b->skipped++;
 			continue;
 		}
 		if (push_child_path(b, &cl.c[i], parent_enc)) {
-			fprintf(stderr, "%s: %s: entry with '/' or NUL in "
-				"its name; skipped\n", program_name,
-				entry_path(b));
+			fprintf(stderr, "%s: in directory inode %u (%s): "
+				"entry with '/' or NUL in its name; skipped\n",
+				program_name, dir, entry_path(b));
 			b->skipped++;
 			continue;
 		}
@@ -1299,9 +1335,10 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 			(unsigned long long) b.data_bytes, secs,
 			b.skipped ? "; INCOMPLETE" : "");
 	if (ok && b.skipped)
-		fprintf(stderr, "%s: %llu entries could not be read and are "
-			"missing from the archive (marked incomplete)\n",
-			program_name, (unsigned long long) b.skipped);
+		fprintf(stderr, "%s: %llu entries were skipped or found "
+			"damaged (see above): the archive is marked "
+			"incomplete\n", program_name,
+			(unsigned long long) b.skipped);
 	backup_free(&b);
 	if (!ok)
 		return E2CB_EXIT_ERROR;

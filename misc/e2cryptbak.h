@@ -102,5 +102,7 @@ extern const char *e2cb_mode_name(int mode);
 extern void e2cb_uuid_string(const uint8_t *uuid, char *out);
 extern void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,
 			       size_t bufsize);
+extern void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d,
+				  char *buf, size_t size);
 
 #endif /* E2CRYPTBAK_H */

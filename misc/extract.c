@@ -87,6 +87,8 @@ struct xentry {
 	const uint8_t *target;		/* symlink: as stored */
 	size_t target_len;
 	int hardlink;			/* the data went with an earlier name */
+	errcode_t err;			/* image: the inode cannot be read */
+	const char *err_what;		/* what err stops, for the message */
 };
 
 struct link {
@@ -1557,6 +1559,14 @@ static int process(struct xt *x, const struct xentry *e, size_t depth)
 		skip = SKIP_SILENT;
 		goto skip_entry;
 	}
+	if (e->err) {
+		report(x, e->err, "%s; not extracted",
+		       e->err_what ? e->err_what : "cannot be read");
+		if (x->o->list_only)
+			list_entry(x, e, NULL, 0, error_message(e->err));
+		x->failed++;
+		goto done;
+	}
 
 	/* the inode's own key: contents, or names and symlink targets */
 	if (e->ctx) {
@@ -1921,19 +1931,17 @@ struct child_list {
 	struct child *c;
 	size_t count, size;
 	struct ext2_inode dir;
-	ext2_filsys fs;
+	struct xt *x;
 	errcode_t err;
 };
 
-static int child_proc(ext2_ino_t dir EXT2FS_ATTR((unused)),
-		      int entry EXT2FS_ATTR((unused)),
-		      struct ext2_dir_entry *de,
-		      int offset EXT2FS_ATTR((unused)), int blocksize,
-		      char *buf EXT2FS_ATTR((unused)), void *priv)
+static int child_proc(ext2_filsys fs, struct ext2_dir_entry *de,
+		      unsigned int rec_space, void *priv)
 {
 	struct child_list *cl = priv;
 	int len = ext2fs_dirent_name_len(de);
 	struct child *c;
+	errcode_t err;
 
 	if (de->name[0] == '.' && (len == 1 ||
 				   (len == 2 && de->name[1] == '.')))
@@ -1949,12 +1957,55 @@ static int child_proc(ext2_ino_t dir EXT2FS_ATTR((unused)),
 	}
 	c = &cl->c[cl->count];
 	c->ino = de->inode;
-	cl->err = ext2fs_dirent_encrypted_name(cl->fs, &cl->dir, de,
-					       blocksize, &c->name);
-	if (cl->err)
-		return DIRENT_ABORT;
+	err = ext2fs_dirent_encrypted_name(fs, &cl->dir, de, rec_space,
+					   &c->name);
+	if (err) {
+		report(cl->x, err, "the entry of inode %u is damaged; "
+		       "skipped", de->inode);
+		cl->x->failed++;
+		return 0;
+	}
 	cl->count++;
 	return 0;
+}
+
+/* Damage in a directory: what could be read of it is extracted */
+static void dir_damage_proc(ext2_filsys fs EXT2FS_ATTR((unused)),
+			    const struct ext2fs_dir_damage *d, void *priv)
+{
+	struct child_list *cl = priv;
+	char where[128];
+
+	e2cb_dir_damage_where(d, where, sizeof(where));
+	report(cl->x, d->err, "damaged directory, %s; %s", where,
+	       ext2fs_dir_lost_string(d->lost));
+	cl->x->failed++;
+}
+
+static int map_proc(ext2_filsys fs EXT2FS_ATTR((unused)),
+		    blk64_t lblk EXT2FS_ATTR((unused)),
+		    blk64_t pblk EXT2FS_ATTR((unused)),
+		    blk64_t count EXT2FS_ATTR((unused)),
+		    void *priv EXT2FS_ATTR((unused)))
+{
+	return 0;
+}
+
+/*
+ * What the entry of @ino would miss, found before anything is written:
+ * the inode is not what a name can lead to, or its block map is damaged.
+ */
+static errcode_t check_image_inode(struct xt *x, ext2_ino_t ino,
+				   struct ext2_inode_large *inode)
+{
+	struct ext2_inode *i = (struct ext2_inode *) inode;
+	errcode_t err;
+
+	err = ext2fs_check_linked_inode(x->fs, ino, i);
+	if (err || !LINUX_S_ISREG(i->i_mode) ||
+	    (i->i_flags & EXT4_INLINE_DATA_FL))
+		return err;
+	return ext2fs_stored_runs_iterate(x->fs, ino, i, map_proc, NULL);
 }
 
 static void walk_image_dir(struct xt *x, ext2_ino_t dir,
@@ -1983,10 +2034,17 @@ static void image_entry(struct xt *x, ext2_ino_t ino,
 	err = ext2fs_read_inode_full(x->fs, ino, (struct ext2_inode *) inode,
 				     isize);
 	if (err) {
-		com_err(program_name, err, "while reading inode %u", ino);
+		/* with no mode, process() cannot name it: say where it is */
+		if (name)
+			report(x, err, "while reading inode %u, an entry of "
+			       "this directory; not extracted", ino);
+		else
+			com_err(program_name, err, "while reading the root "
+				"inode %u; nothing extracted", ino);
 		x->failed++;
 		goto out;
 	}
+	xe.err = check_image_inode(x, ino, inode);
 	xe.ino = ino;
 	xe.mode = inode->i_mode;
 	xe.uid = inode_uid(*inode);
@@ -2000,30 +2058,36 @@ static void image_entry(struct xt *x, ext2_ino_t ino,
 	if (LINUX_S_ISCHR(xe.mode) || LINUX_S_ISBLK(xe.mode))
 		e2cb_inode_rdev((struct ext2_inode *) inode, &xe.rdev_major,
 				&xe.rdev_minor);
-	if (inode->i_flags & EXT4_ENCRYPT_FL) {
-		/* an unreadable context shows as an invalid one */
+	if (!xe.err && (inode->i_flags & EXT4_ENCRYPT_FL)) {
 		xe.ctx = ctx;
-		if (ext2fs_get_encryption_context(x->fs, ino, inode, ctx,
-						  sizeof(ctx), &len))
-			len = 0;
-		xe.ctx_len = len;
+		xe.err = ext2fs_get_encryption_context(x->fs, ino, inode, ctx,
+						       sizeof(ctx), &len);
+		xe.ctx_len = xe.err ? 0 : len;
+		if (xe.err)
+			xe.err_what = "cannot decrypt";
 	}
-	err = ext2fs_xattrs_raw_iterate(x->fs, ino, inode, collect_xattr,
-					&xc);
-	if (!err && xc.xb.len) {
+	err = xe.err ? 0 : ext2fs_xattrs_raw_iterate(x->fs, ino, inode,
+						     collect_xattr, &xc);
+	if (!err)
+		err = xc.err;
+	if (err)
+		xe.err = err;
+	if (!xe.err && xc.xb.len) {
 		e2cb_seal(xc.xb.buf, xc.xb.len);
 		xe.xattrs = xc.xb.buf;
 		xe.xattrs_len = xc.xb.len + 4;
 	}
-	if (LINUX_S_ISLNK(xe.mode)) {
+	if (!xe.err && LINUX_S_ISLNK(xe.mode)) {
 		target = malloc(x->fs->blocksize + 1);
-		if (target && !image_symlink(x, ino, inode, target, &len)) {
+		xe.err = target ? image_symlink(x, ino, inode, target, &len) :
+			 ENOMEM;
+		if (!xe.err) {
 			xe.target = target;
 			xe.target_len = len;
 		}
 	}
 	x->cur_inode = inode;
-	if (process(x, &xe, depth) && LINUX_S_ISDIR(xe.mode))
+	if (process(x, &xe, depth) && !xe.err && LINUX_S_ISDIR(xe.mode))
 		walk_image_dir(x, ino, inode, depth + 1);
 out:
 	free(target);
@@ -2035,6 +2099,7 @@ static void walk_image_dir(struct xt *x, ext2_ino_t dir,
 			   struct ext2_inode_large *inode, size_t depth)
 {
 	struct child_list cl;
+	errcode_t err;
 	size_t i;
 
 	if (ext2fs_fast_test_inode_bitmap2(x->dirs_seen, dir)) {
@@ -2045,12 +2110,12 @@ static void walk_image_dir(struct xt *x, ext2_ino_t dir,
 	}
 	ext2fs_fast_mark_inode_bitmap2(x->dirs_seen, dir);
 	memset(&cl, 0, sizeof(cl));
-	cl.fs = x->fs;
+	cl.x = x;
 	memcpy(&cl.dir, inode, sizeof(cl.dir));
-	if (ext2fs_dir_iterate2(x->fs, dir, 0, NULL, child_proc, &cl) ||
-	    cl.err) {
-		report(x, cl.err, "the directory is damaged; what could be "
-		       "read of it is extracted");
+	err = ext2fs_dir_walk(x->fs, dir, &cl.dir, child_proc,
+			      dir_damage_proc, &cl);
+	if (err || cl.err) {
+		report(x, err ? err : cl.err, "while reading the directory");
 		x->failed++;
 	}
 	for (i = 0; i < cl.count; i++) {
@@ -2244,8 +2309,9 @@ static void note_unused_keys(struct xt *x)
 
 static int finish(struct xt *x)
 {
+	const struct e2cb_trailer *t;
 	size_t i;
-	int notfound = 0;
+	int notfound = 0, incomplete = 0;
 
 	for (i = 0; i < x->nsel; i++) {
 		if (x->sel[i].found)
@@ -2253,6 +2319,15 @@ static int finish(struct xt *x)
 		fprintf(stderr, "%s: %s: not found in %s\n", program_name,
 			x->o->paths[i], x->o->source);
 		notfound++;
+	}
+	/* what the backup could not read is not here either */
+	t = x->r && !x->damaged ? e2cb_reader_trailer(x->r) : NULL;
+	if (t && (t->tflags & E2CB_TF_INCOMPLETE)) {
+		fprintf(stderr, "%s: %s: the backup is incomplete: %llu "
+			"entries could not be read from the source\n",
+			program_name, x->o->source,
+			(unsigned long long) t->skipped);
+		incomplete = 1;
 	}
 	print_missing(x);
 	note_unused_keys(x);
@@ -2296,7 +2371,7 @@ static int finish(struct xt *x)
 			"decrypted with the keys given\n", program_name);
 		return E2CB_EXIT_ERROR;
 	}
-	if (x->missing || x->refused || x->failed || notfound)
+	if (x->missing || x->refused || x->failed || notfound || incomplete)
 		return E2CB_EXIT_INCOMPLETE;
 	return E2CB_EXIT_OK;
 }

@@ -330,3 +330,23 @@ int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem)
 	*size = n;
 	return 0;
 }
+
+/* Where ext2fs_dir_walk() found damage: "block 3 (at 1234), offset 40" */
+void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d, char *buf,
+			   size_t size)
+{
+	int n;
+
+	n = snprintf(buf, size, "%s %llu", d->lost == EXT2FS_DIR_LOST_REST ?
+		     "from block" : "block", (unsigned long long) d->lblk);
+	if (d->pblk && n > 0 && (size_t) n < size)
+		n += snprintf(buf + n, size - n, " (at %llu)",
+			      (unsigned long long) d->pblk);
+	if ((d->lost == EXT2FS_DIR_LOST_ENTRY ||
+	     d->lost == EXT2FS_DIR_LOST_REST_OF_BLOCK) && n > 0 &&
+	    (size_t) n < size)
+		n += snprintf(buf + n, size - n, ", offset %u", d->offset);
+	if (d->ino && d->lost == EXT2FS_DIR_LOST_ENTRY && n > 0 &&
+	    (size_t) n < size)
+		snprintf(buf + n, size - n, " (inode %u)", d->ino);
+}

@@ -201,4 +201,38 @@ extern errcode_t ext2fs_stored_runs_iterate(ext2_filsys fs, ext2_ino_t ino,
 					    ext2fs_stored_run_func func,
 					    void *priv_data);
 
+/* dir_walk.c: what a damaged directory lost, as ext2fs_dir_walk says */
+#define EXT2FS_DIR_LOST_NOTHING		0	/* kept, but unverified */
+#define EXT2FS_DIR_LOST_ENTRY		1	/* one entry */
+#define EXT2FS_DIR_LOST_REST_OF_BLOCK	2	/* from @offset on */
+#define EXT2FS_DIR_LOST_BLOCK		3	/* the whole block */
+#define EXT2FS_DIR_LOST_REST		4	/* from block @lblk on */
+
+struct ext2fs_dir_damage {
+	blk64_t lblk;			/* block of the directory */
+	blk64_t pblk;			/* where it is; 0 if not known */
+	unsigned int offset;		/* of the bad entry in the block */
+	ext2_ino_t ino;			/* the bad entry's inode field, or 0 */
+	errcode_t err;			/* what is wrong */
+	int lost;			/* EXT2FS_DIR_LOST_* */
+};
+
+typedef int (*ext2fs_dir_walk_func)(ext2_filsys fs,
+				    struct ext2_dir_entry *de,
+				    unsigned int rec_space, void *priv_data);
+typedef void (*ext2fs_dir_damage_func)(ext2_filsys fs,
+				       const struct ext2fs_dir_damage *d,
+				       void *priv_data);
+
+extern errcode_t ext2fs_dir_walk(ext2_filsys fs, ext2_ino_t dir,
+				 struct ext2_inode *inode,
+				 ext2fs_dir_walk_func func,
+				 ext2fs_dir_damage_func damage,
+				 void *priv_data);
+extern const char *ext2fs_dir_lost_string(int lost);
+
+/* inode_check.c */
+extern errcode_t ext2fs_check_linked_inode(ext2_filsys fs, ext2_ino_t ino,
+					   const struct ext2_inode *inode);
+
 #endif /* EXT4_CRYPT_H */
