@@ -48,6 +48,9 @@ struct backup {
 	uint64_t entries, inodes, encrypted, data_bytes, skipped;
 	uint64_t inodes_total;
 	char *iobuf;
+	uint64_t preread;		/* bytes of the entry's data in iobuf */
+	uint64_t preread_pos;		/* the next of them */
+	char why[96];			/* what failed, for skip_entry() */
 	const char *holes;		/* HOLES_SIZE zero bytes, or NULL */
 	int progress;
 	time_t last_progress;
@@ -283,6 +286,119 @@ static errcode_t feed_hole(struct backup *b, uint64_t len)
 	return 0;
 }
 
+/*
+ * Read @count blocks at @pblk into @buf.  When that fails, the blocks
+ * are read one by one to find the first that cannot be: *@bad.
+ */
+static errcode_t read_blocks(struct backup *b, blk64_t pblk, blk64_t count,
+			     char *buf, blk64_t *bad)
+{
+	errcode_t retval;
+	blk64_t i;
+
+	/*
+	 * A negative count is in bytes and bypasses unix_io's block cache,
+	 * which then keeps the inode tables and directories that the next
+	 * inodes need instead of file data.
+	 */
+	*bad = pblk;
+	retval = io_channel_read_blk64(b->fs->io, pblk,
+				       -(int) (count * b->fs->blocksize), buf);
+	if (!retval || count == 1)
+		return retval;
+	for (i = 0; i < count; i++) {
+		*bad = pblk + i;
+		retval = io_channel_read_blk64(b->fs->io, pblk + i,
+					       -(int) b->fs->blocksize,
+					       buf + i * b->fs->blocksize);
+		if (retval)
+			return retval;
+	}
+	return 0;
+}
+
+/*
+ * Read the data of a regular file before its header is written: once
+ * it is, the entry cannot be taken back, and a block that cannot be
+ * read would leave a damaged file in the archive.  Data that fits in
+ * iobuf stays there for write_region(); more is read twice, the second
+ * time mostly from the page cache.
+ */
+static errcode_t preread_data(struct backup *b, const struct region_list *rl)
+{
+	unsigned int bs = b->fs->blocksize;
+	uint64_t total = 0, pos = 0, done, n;
+	blk64_t count, bad;
+	errcode_t retval;
+	size_t i;
+
+	b->preread = b->preread_pos = 0;
+	for (i = 0; i < rl->count; i++)
+		total += (rl->r[i].len + bs - 1) / bs * bs;
+	for (i = 0; i < rl->count; i++) {
+		for (done = 0; done < rl->r[i].len; done += n) {
+			n = rl->r[i].len - done;
+			if (n > IOBUF_SIZE)
+				n = IOBUF_SIZE;
+			count = (n + bs - 1) / bs;
+			retval = read_blocks(b, rl->r[i].pblk + done / bs,
+					     count, b->iobuf +
+					     (total <= IOBUF_SIZE ? pos : 0),
+					     &bad);
+			if (retval) {
+				snprintf(b->why, sizeof(b->why), "reading "
+					 "block %llu (byte %llu of its data) "
+					 "of", (unsigned long long) bad,
+					 (unsigned long long) (rl->r[i].off +
+					 (bad - rl->r[i].pblk) * bs));
+				return retval;
+			}
+			pos += count * bs;
+		}
+	}
+	if (total <= IOBUF_SIZE)
+		b->preread = total;
+	return 0;
+}
+
+/*
+ * The next @count blocks of region @r, @done bytes into it, at the start
+ * of iobuf: read before (preread_data()), or now.  What cannot be read
+ * now, though it could be a moment ago, is stored as zeros: the header
+ * is out, and the entry must be whole.  The archive says it is
+ * incomplete.
+ */
+static errcode_t fetch_blocks(struct backup *b, const struct region *r,
+			      uint64_t done, blk64_t count)
+{
+	unsigned int bs = b->fs->blocksize;
+	blk64_t pblk = r->pblk + done / bs, bad, i;
+	errcode_t retval;
+
+	if (b->preread) {
+		memmove(b->iobuf, b->iobuf + b->preread_pos, count * bs);
+		b->preread_pos += count * bs;
+		return 0;
+	}
+	if (!read_blocks(b, pblk, count, b->iobuf, &bad))
+		return 0;
+	for (i = bad - pblk; i < count; i++) {
+		retval = io_channel_read_blk64(b->fs->io, pblk + i, -(int) bs,
+					       b->iobuf + i * bs);
+		if (!retval)
+			continue;
+		memset(b->iobuf + i * bs, 0, bs);
+		com_err(program_name, retval, "while reading block %llu "
+			"(byte %llu of the data of %s), read a moment ago; "
+			"stored as zeros: the file is damaged in the archive",
+			(unsigned long long) (pblk + i),
+			(unsigned long long) (r->off + done + i * bs),
+			entry_path(b));
+		b->skipped++;
+	}
+	return 0;
+}
+
 static errcode_t write_region(struct backup *b, const struct region *r)
 {
 	ext2_filsys fs = b->fs;
@@ -295,15 +411,7 @@ static errcode_t write_region(struct backup *b, const struct region *r)
 		if (n > IOBUF_SIZE)
 			n = IOBUF_SIZE;
 		blocks = (n + fs->blocksize - 1) / fs->blocksize;
-		/*
-		 * A negative count is in bytes and bypasses unix_io's block
-		 * cache, which then keeps the inode tables and directories
-		 * that the next inodes need instead of file data.
-		 */
-		retval = io_channel_read_blk64(fs->io, r->pblk +
-					       done / fs->blocksize,
-					       -(int) (blocks * fs->blocksize),
-					       b->iobuf);
+		retval = fetch_blocks(b, r, done, blocks);
 		if (retval)
 			return retval;
 		e2cb_sum_add(&b->sum, r->off + done, b->iobuf, n);
@@ -643,6 +751,9 @@ static errcode_t prepare_data(struct backup *b, ext2_ino_t ino,
 		retval = map_regions(b, ino, inode, rl, &tar_size);
 		if (retval)
 			return retval;
+		retval = preread_data(b, rl);
+		if (retval)
+			return retval;
 		/* libarchive checks the map against the size: size first */
 		archive_entry_set_size(b->entry, tar_size);
 		add_sparse_map(b->entry, rl, tar_size);
@@ -766,7 +877,9 @@ static errcode_t backup_one(struct backup *b, ext2_ino_t ino,
 		retval = prepare_data(b, ino, inode, &rl, &inline_buf,
 				      &inline_len, &r);
 	if (retval) {
-		skip_entry(b, ino, inode, retval, "reading");
+		skip_entry(b, ino, inode, retval,
+			   b->why[0] ? b->why : "reading");
+		b->why[0] = 0;
 		goto out;
 	}
 	if (!LINUX_S_ISDIR(inode->i_mode) && inode->i_links_count > 1) {

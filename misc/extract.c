@@ -1803,6 +1803,27 @@ struct run_ctx {
 	errcode_t err;
 };
 
+/* Name the first block of @count at @pblk that cannot be read. */
+static void report_bad_block(struct run_ctx *rc, blk64_t pblk, blk64_t count,
+			     blk64_t lblk)
+{
+	ext2_filsys fs = rc->x->fs;
+	errcode_t err = rc->err;
+	blk64_t i;
+
+	for (i = 0; i < count; i++) {
+		err = io_channel_read_blk64(fs->io, pblk + i, 1,
+					    rc->x->iobuf);
+		if (err)
+			break;
+	}
+	if (i == count)
+		i = 0;
+	report(rc->x, err ? err : rc->err, "cannot read block %llu (byte "
+	       "%llu of the data)", (unsigned long long) (pblk + i),
+	       (unsigned long long) ((lblk + i) * fs->blocksize));
+}
+
 static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 		    blk64_t count, void *priv)
 {
@@ -1820,14 +1841,18 @@ static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 			if (n > room / fs->blocksize)
 				n = room / fs->blocksize;
 			rc->err = io_channel_read_blk64(fs->io, pblk, n, dst);
-			if (rc->err)
+			if (rc->err) {
+				report_bad_block(rc, pblk, n, lblk);
 				return BLOCK_ABORT;
+			}
 			w_commit(rc->w, n * fs->blocksize);
 		} else {
 			rc->err = io_channel_read_blk64(fs->io, pblk, n,
 							rc->x->iobuf);
-			if (rc->err)
+			if (rc->err) {
+				report_bad_block(rc, pblk, n, lblk);
 				return BLOCK_ABORT;
+			}
 			w_add(rc->w, lblk * fs->blocksize, rc->x->iobuf,
 			      n * fs->blocksize);
 		}
