@@ -611,36 +611,22 @@ static void meta_from(struct meta *m, const struct xentry *e)
 
 /* --- the data writer ------------------------------------------------------ */
 
-static errcode_t pwrite_all(int fd, const uint8_t *buf, size_t len,
-			    uint64_t off)
+/* All of @buf at @off, or at the file offset when @off is -1 (a pipe) */
+static errcode_t write_all(int fd, const uint8_t *buf, size_t len,
+			   int64_t off)
 {
 	ssize_t n;
 
 	while (len) {
-		n = pwrite(fd, buf, len, off);
+		n = off < 0 ? write(fd, buf, len) : pwrite(fd, buf, len, off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n < 0 ? errno : EXT2_ET_SHORT_WRITE;
 		buf += n;
 		len -= n;
-		off += n;
-	}
-	return 0;
-}
-
-static errcode_t write_all(int fd, const uint8_t *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? errno : EXT2_ET_SHORT_WRITE;
-		buf += n;
-		len -= n;
+		if (off >= 0)
+			off += n;
 	}
 	return 0;
 }
@@ -659,7 +645,7 @@ static errcode_t stream_out(struct writer *w, const uint8_t *buf, size_t len,
 			n = w->size - w->pos;
 		if (n > sizeof(zeros))
 			n = sizeof(zeros);
-		err = write_all(w->fd, zeros, n);
+		err = write_all(w->fd, zeros, n, -1);
 		if (err)
 			return err;
 		w->pos += n;
@@ -668,7 +654,7 @@ static errcode_t stream_out(struct writer *w, const uint8_t *buf, size_t len,
 		return 0;
 	if (len > w->size - off)
 		len = w->size - off;
-	err = write_all(w->fd, buf, len);
+	err = write_all(w->fd, buf, len, -1);
 	if (!err)
 		w->pos = off + len;
 	return err;
@@ -680,7 +666,7 @@ static errcode_t put_data(struct writer *w, const uint8_t *buf, size_t len,
 {
 	if (w->stream)
 		return stream_out(w, buf, len, off);
-	return pwrite_all(w->fd, buf, len, off);
+	return write_all(w->fd, buf, len, off);
 }
 
 /* Pipe work, on the workers, several at once: decrypt a buffer */
