@@ -1262,8 +1262,7 @@ static void backup_free(struct backup *b)
  * file, then kills us as it would have (a shell still sees the signal).
  * Signals that were ignored (nohup) stay ignored.
  */
-static const int fatal_signals[] = { SIGHUP, SIGINT, SIGTERM };
-static struct sigaction saved_actions[3];
+static struct e2cb_saved_signals saved_signals;
 static const char *volatile tmp_to_remove;
 
 static void remove_tmp_and_die(int sig)
@@ -1276,26 +1275,13 @@ static void remove_tmp_and_die(int sig)
 
 static void guard_tmp(const char *name)
 {
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = remove_tmp_and_die;
-	sigemptyset(&sa.sa_mask);
 	tmp_to_remove = name;
-	for (i = 0; i < 3; i++) {
-		sigaction(fatal_signals[i], NULL, &saved_actions[i]);
-		if (saved_actions[i].sa_handler != SIG_IGN)
-			sigaction(fatal_signals[i], &sa, NULL);
-	}
+	e2cb_catch_signals(&saved_signals, remove_tmp_and_die, 0);
 }
 
 static void unguard_tmp(void)
 {
-	size_t i;
-
-	for (i = 0; i < 3; i++)
-		sigaction(fatal_signals[i], &saved_actions[i], NULL);
+	e2cb_release_signals(&saved_signals);
 	tmp_to_remove = NULL;
 }
 

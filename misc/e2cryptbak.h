@@ -8,6 +8,8 @@
 #ifndef E2CRYPTBAK_H
 #define E2CRYPTBAK_H
 
+#include <signal.h>
+
 #include <ext2fs/ext2fs.h>
 #include "archive.h"
 
@@ -84,6 +86,15 @@ extern errcode_t e2cb_pipe_drain(struct e2cb_pipe *p);
 extern void e2cb_pipe_free(struct e2cb_pipe *p);
 
 /* util.c */
+#define E2CB_END_SIGNALS	3
+struct e2cb_saved_signals {
+	struct sigaction sa[E2CB_END_SIGNALS];
+};
+extern void e2cb_end_signal_set(sigset_t *set);
+extern void e2cb_catch_signals(struct e2cb_saved_signals *saved,
+			       void (*handler)(int), int flags);
+extern void e2cb_release_signals(const struct e2cb_saved_signals *saved);
+
 extern errcode_t e2cb_open_fs(const char *device, int flags,
 			      ext2_filsys *ret_fs);
 extern errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,

@@ -857,19 +857,15 @@ static errcode_t w_add(struct writer *w, uint64_t off, const uint8_t *data,
 
 /* --- interruption, and a destination that fails ------------------------ */
 
-static const int fatal_signals[] = { SIGHUP, SIGINT, SIGTERM };
-static struct sigaction saved_actions[3];
+static struct e2cb_saved_signals saved_signals;
 static struct xt *volatile sig_x;
 
 /* What the signal handler reads changes with the signals held off */
 static void block_signals(sigset_t *old)
 {
 	sigset_t set;
-	size_t i;
 
-	sigemptyset(&set);
-	for (i = 0; i < 3; i++)
-		sigaddset(&set, fatal_signals[i]);
+	e2cb_end_signal_set(&set);
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
@@ -902,30 +898,15 @@ static void cleanup_and_die(int sig)
 /* Signals that were ignored (nohup) stay ignored. */
 static void guard_output(struct xt *x)
 {
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = cleanup_and_die;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < 3; i++)
-		sigaddset(&sa.sa_mask, fatal_signals[i]);
 	sig_x = x;
-	for (i = 0; i < 3; i++) {
-		sigaction(fatal_signals[i], NULL, &saved_actions[i]);
-		if (saved_actions[i].sa_handler != SIG_IGN)
-			sigaction(fatal_signals[i], &sa, NULL);
-	}
+	e2cb_catch_signals(&saved_signals, cleanup_and_die, 0);
 }
 
 static void unguard_output(void)
 {
-	size_t i;
-
 	if (!sig_x)
 		return;
-	for (i = 0; i < 3; i++)
-		sigaction(fatal_signals[i], &saved_actions[i], NULL);
+	e2cb_release_signals(&saved_signals);
 	sig_x = NULL;
 }
 

@@ -101,8 +101,7 @@ struct restore {
  * consistent, and then we die of the signal (a shell still sees it).
  * Signals that were ignored (nohup) stay ignored.
  */
-static const int stop_signals[] = { SIGHUP, SIGINT, SIGTERM };
-static struct sigaction saved_actions[3];
+static struct e2cb_saved_signals saved_signals;
 static volatile sig_atomic_t stop_signal;
 
 static void note_signal(int sig)
@@ -112,27 +111,13 @@ static void note_signal(int sig)
 
 static void catch_signals(void)
 {
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = note_signal;
-	sigemptyset(&sa.sa_mask);
 	/* reads of the archive and writes to the target go on */
-	sa.sa_flags = SA_RESTART;
-	for (i = 0; i < 3; i++) {
-		sigaction(stop_signals[i], NULL, &saved_actions[i]);
-		if (saved_actions[i].sa_handler != SIG_IGN)
-			sigaction(stop_signals[i], &sa, NULL);
-	}
+	e2cb_catch_signals(&saved_signals, note_signal, SA_RESTART);
 }
 
 static void release_signals(void)
 {
-	size_t i;
-
-	for (i = 0; i < 3; i++)
-		sigaction(stop_signals[i], &saved_actions[i], NULL);
+	e2cb_release_signals(&saved_signals);
 }
 
 static const char *signal_name(int sig)

@@ -6,6 +6,7 @@
  */
 
 #include "config.h"
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -349,4 +350,46 @@ void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d, char *buf,
 	if (d->ino && d->lost == EXT2FS_DIR_LOST_ENTRY && n > 0 &&
 	    (size_t) n < size)
 		snprintf(buf + n, size - n, " (inode %u)", d->ino);
+}
+
+/*
+ * The signals that end a command early: SIGHUP, SIGINT and SIGTERM.
+ * e2cb_catch_signals() gives them to @handler, with all three held off
+ * while it runs, and keeps what they did before; signals that were
+ * ignored (nohup) stay ignored.  e2cb_release_signals() puts it back.
+ */
+static const int end_signals[E2CB_END_SIGNALS] = { SIGHUP, SIGINT, SIGTERM };
+
+void e2cb_end_signal_set(sigset_t *set)
+{
+	size_t i;
+
+	sigemptyset(set);
+	for (i = 0; i < E2CB_END_SIGNALS; i++)
+		sigaddset(set, end_signals[i]);
+}
+
+void e2cb_catch_signals(struct e2cb_saved_signals *saved,
+			void (*handler)(int), int flags)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = flags;
+	e2cb_end_signal_set(&sa.sa_mask);
+	for (i = 0; i < E2CB_END_SIGNALS; i++) {
+		sigaction(end_signals[i], NULL, &saved->sa[i]);
+		if (saved->sa[i].sa_handler != SIG_IGN)
+			sigaction(end_signals[i], &sa, NULL);
+	}
+}
+
+void e2cb_release_signals(const struct e2cb_saved_signals *saved)
+{
+	size_t i;
+
+	for (i = 0; i < E2CB_END_SIGNALS; i++)
+		sigaction(end_signals[i], &saved->sa[i], NULL);
 }
