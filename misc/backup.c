@@ -362,24 +362,25 @@ static errcode_t preread_data(struct backup *b, const struct region_list *rl)
 }
 
 /*
- * The next @count blocks of region @r, @done bytes into it, at the start
- * of iobuf: read before (preread_data()), or now.  What cannot be read
+ * The next @count blocks of region @r, @done bytes into it, in iobuf at
+ * *@data: where preread_data() put them, or read now.  What cannot be read
  * now, though it could be a moment ago, is stored as zeros: the header
  * is out, and the entry must be whole.  The archive says it is
  * incomplete.
  */
 static errcode_t fetch_blocks(struct backup *b, const struct region *r,
-			      uint64_t done, blk64_t count)
+			      uint64_t done, blk64_t count, const char **data)
 {
 	unsigned int bs = b->fs->blocksize;
 	blk64_t pblk = r->pblk + done / bs, bad, i;
 	errcode_t retval;
 
 	if (b->preread) {
-		memmove(b->iobuf, b->iobuf + b->preread_pos, count * bs);
+		*data = b->iobuf + b->preread_pos;
 		b->preread_pos += count * bs;
 		return 0;
 	}
+	*data = b->iobuf;
 	if (!read_blocks(b, pblk, count, b->iobuf, &bad))
 		return 0;
 	for (i = bad - pblk; i < count; i++) {
@@ -403,6 +404,7 @@ static errcode_t write_region(struct backup *b, const struct region *r)
 {
 	ext2_filsys fs = b->fs;
 	uint64_t done = 0, n;
+	const char *data;
 	blk64_t blocks;
 	errcode_t retval;
 
@@ -411,11 +413,11 @@ static errcode_t write_region(struct backup *b, const struct region *r)
 		if (n > IOBUF_SIZE)
 			n = IOBUF_SIZE;
 		blocks = (n + fs->blocksize - 1) / fs->blocksize;
-		retval = fetch_blocks(b, r, done, blocks);
+		retval = fetch_blocks(b, r, done, blocks, &data);
 		if (retval)
 			return retval;
-		e2cb_sum_add(&b->sum, r->off + done, b->iobuf, n);
-		if (archive_write_data(b->a, b->iobuf, n) != (ssize_t) n)
+		e2cb_sum_add(&b->sum, r->off + done, data, n);
+		if (archive_write_data(b->a, data, n) != (ssize_t) n)
 			return archive_err(b, "entry ", entry_path(b));
 		done += n;
 	}
