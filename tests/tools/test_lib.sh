@@ -225,3 +225,40 @@ if command -v strace >/dev/null 2>&1; then
 			command strace "$@"
 	}
 fi
+
+# extractable_manifest [user|root]: the manifest on stdin as extract
+# can reproduce it: root restores every field; anyone else (the caller,
+# unless told) creates no device nodes and sets no owners or trusted.*
+# attributes
+extractable_manifest() {
+	local who=${1:-$([ "$(id -u)" -eq 0 ] && echo root || echo user)}
+
+	if [ "$who" = root ]; then
+		cat
+		return
+	fi
+	"$PYTHON" -c '
+import re, sys
+for line in sys.stdin.buffer:
+    if re.search(rb" type=[bc] ", line):
+        continue
+    line = re.sub(rb" uid=\d+ gid=\d+", b"", line)
+    line = re.sub(rb" xattr:trusted\.\S*", b"", line)
+    sys.stdout.buffer.write(line)'
+}
+
+# key_args KEYS: KEYARGS=(-k FILE ...), a file for each line of a
+# fixture's keys file (KEYS.1, KEYS.2, ...) holding the raw key
+key_args() {
+	local _v _id hex i=0 j
+
+	KEYARGS=()
+	while read -r _v _id hex; do
+		i=$((i + 1))
+		for ((j = 0; j < ${#hex}; j += 2)); do
+			printf '%b' "\\x${hex:j:2}"
+		done >"$1.$i"
+		chmod 600 "$1.$i"
+		KEYARGS+=(-k "$1.$i")
+	done <"$1"
+}
