@@ -1605,12 +1605,16 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	if (ret || stop_signal)
 		goto out;
 	retval = e2cb_reader_open(name, 0, &hr);
+	if (!retval)
+		hdr = *e2cb_reader_header(hr);
+	else
+		fprintf(stderr, "%s: %s: %s\n", program_name, name,
+			e2cb_reader_error(hr));
+	e2cb_reader_close(hr);
 	if (retval) {
 		ret = E2CB_EXIT_ERROR;
 		goto out;
 	}
-	hdr = *e2cb_reader_header(hr);
-	e2cb_reader_close(hr);
 	ret = preflight(&rs, &hdr);
 	if (!ret)
 		ret = prepare_path(&rs, 0);
