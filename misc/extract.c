@@ -33,6 +33,7 @@
 
 #define IOBUF_SIZE	(1024 * 1024)
 #define PIPE_BUFS	(E2CB_PIPE_MAX_WORKERS + 2)
+#define MAX_READ_SEGS	(IOBUF_SIZE / EXT2_MIN_BLOCK_SIZE)
 #define MAX_DEPTH	4096
 
 /* Why the entries below a directory are not extracted */
@@ -110,6 +111,25 @@ struct sel_path {
 	int found;
 };
 
+/*
+ * The reads that fill a pipe buffer, left to the worker that decrypts
+ * it: copying the ciphertext out of the page cache costs about what
+ * decrypting it does, and the reading thread alone would leave the
+ * workers waiting.  Each pipe buffer carries its plan past its
+ * IOBUF_SIZE bytes of data.
+ */
+struct read_plan {
+	unsigned int count;
+	struct {
+		uint64_t pos;		/* in the image */
+		uint32_t len;
+		uint32_t dst;		/* in the buffer */
+	} seg[MAX_READ_SEGS];
+};
+
+#define PIPE_BUF_SIZE		(IOBUF_SIZE + sizeof(struct read_plan))
+#define BUF_PLAN(buf)		((struct read_plan *) ((buf) + IOBUF_SIZE))
+
 struct xt;
 struct writer;
 
@@ -144,6 +164,7 @@ struct xt {
 	struct e2cb_pipe *pipe;		/* decrypts and writes behind us */
 	pthread_mutex_t crypt_lock;	/* for a mode no worker can copy */
 	struct ext2_inode_large *cur_inode;	/* image: the entry's */
+	int img_fd;			/* image: for the workers' reads */
 	uint64_t entries, files, bytes;
 	uint64_t missing, refused, failed, notroot, xattr_warnings;
 	uint64_t enc_seen, enc_ok;
@@ -173,6 +194,9 @@ struct writer {
 	uint64_t done_bytes;		/* written by the pipe's jobs */
 	int stream;			/* -O: fd is written in order */
 	uint64_t pos;			/* stream: bytes written so far */
+	int plan;			/* w_plan_read(): the workers read */
+	errcode_t read_err;		/* the first read of theirs failed */
+	uint64_t bad_pblk, bad_byte;	/* at this block, byte of the data */
 };
 
 /* --- paths ---------------------------------------------------------------- */
@@ -669,6 +693,58 @@ static errcode_t put_data(struct writer *w, const uint8_t *buf, size_t len,
 	return write_all(w->fd, buf, len, off);
 }
 
+/* All of @len bytes at @pos of the image, or why not */
+static errcode_t pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos)
+{
+	ssize_t n;
+
+	while (len) {
+		n = pread(fd, buf, len, pos);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EXT2_ET_SHORT_READ;
+		buf += n;
+		len -= n;
+		pos += n;
+	}
+	return 0;
+}
+
+/*
+ * A worker's reads of the plan of @buf, which holds the data at @off.
+ * A failure is narrowed to its first block, kept for image_feed() to
+ * name (only the first of all the workers' is).
+ */
+static errcode_t read_planned(struct writer *w, uint8_t *buf, uint64_t off)
+{
+	struct read_plan *plan = BUF_PLAN(buf);
+	unsigned int bs = w->x->block_size, i;
+	uint64_t b;
+	errcode_t err = 0;
+
+	for (i = 0; i < plan->count && !err; i++)
+		err = pread_all(w->x->img_fd, buf + plan->seg[i].dst,
+				plan->seg[i].len, plan->seg[i].pos);
+	if (!err)
+		return 0;
+	i--;
+	for (b = 0; b < plan->seg[i].len; b += bs)
+		if (pread_all(w->x->img_fd, buf + plan->seg[i].dst + b, bs,
+			      plan->seg[i].pos + b))
+			break;
+	if (b == plan->seg[i].len)
+		b = 0;
+	pthread_mutex_lock(&w->x->crypt_lock);
+	if (!w->read_err) {
+		w->read_err = err;
+		w->bad_pblk = (plan->seg[i].pos + b) / bs;
+		w->bad_byte = off + plan->seg[i].dst + b;
+	}
+	pthread_mutex_unlock(&w->x->crypt_lock);
+	return err;
+}
+
 /* Pipe work, on the workers, several at once: decrypt a buffer */
 static errcode_t decrypt_work(void *priv, unsigned int worker, uint8_t *buf,
 			      size_t len, uint64_t off)
@@ -676,6 +752,11 @@ static errcode_t decrypt_work(void *priv, unsigned int worker, uint8_t *buf,
 	struct writer *w = priv;
 	errcode_t err;
 
+	if (w->plan) {
+		err = read_planned(w, buf, off);
+		if (err)
+			return err;
+	}
 	if (w->fis[worker])
 		return fscrypt_decrypt_data(w->fis[worker], off, buf, len);
 	pthread_mutex_lock(&w->x->crypt_lock);
@@ -779,6 +860,14 @@ static errcode_t w_finish(struct writer *w)
 	return w->err;
 }
 
+/* Start a buffer for the data at @off, with no reads planned */
+static void w_new_buf(struct writer *w, uint64_t off)
+{
+	w->buf = e2cb_pipe_buffer(w->x->pipe);
+	BUF_PLAN(w->buf)->count = 0;
+	w->off = off;
+}
+
 /*
  * Room in the buffer for encrypted data at @off, to read straight into
  * (no copy), or NULL: then w_add() takes the data.
@@ -794,11 +883,33 @@ static uint8_t *w_room(struct writer *w, uint64_t off, size_t *room)
 	if (!w->len) {
 		if (off % w->du)
 			return NULL;
-		w->buf = e2cb_pipe_buffer(w->x->pipe);
-		w->off = off;
+		w_new_buf(w, off);
 	}
 	*room = IOBUF_SIZE - w->len;
 	return w->buf + w->len;
+}
+
+/*
+ * Instead of reading them: the @count blocks at @pblk go to @dst, room
+ * w_room() gave, when a worker takes the buffer.
+ */
+static void w_plan_read(struct writer *w, uint8_t *dst, blk64_t pblk,
+			blk64_t count)
+{
+	struct read_plan *plan = BUF_PLAN(w->buf);
+	unsigned int bs = w->x->block_size, i = plan->count;
+	uint64_t pos = pblk * bs;
+	uint32_t at = dst - w->buf;
+
+	if (i && plan->seg[i - 1].pos + plan->seg[i - 1].len == pos &&
+	    plan->seg[i - 1].dst + plan->seg[i - 1].len == at) {
+		plan->seg[i - 1].len += count * bs;
+		return;
+	}
+	plan->seg[i].pos = pos;
+	plan->seg[i].len = count * bs;
+	plan->seg[i].dst = at;
+	plan->count++;
 }
 
 /* @len bytes were read into the room w_room() gave */
@@ -838,8 +949,7 @@ static errcode_t w_add(struct writer *w, uint64_t off, const uint8_t *data,
 				w->err = FSCRYPT_ET_BAD_LENGTH;
 				break;
 			}
-			w->buf = e2cb_pipe_buffer(w->x->pipe);
-			w->off = off;
+			w_new_buf(w, off);
 		}
 		n = IOBUF_SIZE - w->len;
 		if (n > len)
@@ -1807,7 +1917,11 @@ static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 		if (dst && room >= fs->blocksize) {
 			if (n > room / fs->blocksize)
 				n = room / fs->blocksize;
-			rc->err = io_channel_read_blk64(fs->io, pblk, n, dst);
+			if (rc->w->plan)
+				w_plan_read(rc->w, dst, pblk, n);
+			else
+				rc->err = io_channel_read_blk64(fs->io, pblk,
+								n, dst);
 			if (rc->err) {
 				report_bad_block(rc, pblk, n, lblk);
 				return BLOCK_ABORT;
@@ -1840,9 +1954,21 @@ static errcode_t image_feed(struct xt *x, const struct xentry *e,
 	errcode_t err;
 
 	if (!(inode->i_flags & EXT4_INLINE_DATA_FL)) {
+		/* a worker for each buffer: they read as they decrypt */
+		w->plan = x->img_fd >= 0 && w->fis[1];
 		err = ext2fs_stored_runs_iterate(x->fs, e->ino, inode,
 						 run_proc, &rc);
-		return err ? err : rc.err;
+		if (!err)
+			err = rc.err;
+		if (err || !w->plan)
+			return err;
+		w_finish(w);
+		if (w->read_err)
+			report(x, w->read_err, "cannot read block %llu (byte "
+			       "%llu of the data)",
+			       (unsigned long long) w->bad_pblk,
+			       (unsigned long long) w->bad_byte);
+		return w->read_err;
 	}
 	err = ext2fs_inline_data_size(x->fs, e->ino, &size);
 	if (err)
@@ -2165,6 +2291,8 @@ static int open_source(struct xt *x, int image, uint8_t salt[16])
 		memcpy(salt, x->fs->super->s_encrypt_pw_salt, 16);
 		x->block_size = x->fs->blocksize;
 		x->feed = image_feed;
+		/* the workers' reads; without it, this thread reads */
+		x->img_fd = open(x->o->source, O_RDONLY | O_CLOEXEC);
 		err = ext2fs_allocate_inode_bitmap(x->fs, "directories seen",
 						   &x->dirs_seen);
 		if (err) {
@@ -2394,6 +2522,8 @@ static void xt_free(struct xt *x)
 	pthread_mutex_destroy(&x->crypt_lock);
 	if (x->root_fd > 0)
 		close(x->root_fd);
+	if (x->img_fd >= 0)
+		close(x->img_fd);
 	fscrypt_keyring_free(x->kr);
 	e2cb_reader_close(x->r);
 	if (x->dirs_seen)
@@ -2402,7 +2532,10 @@ static void xt_free(struct xt *x)
 		ext2fs_close_free(&x->fs);
 }
 
-/* A worker a CPU (the reading thread is mostly the kernel's copy) */
+/*
+ * A worker a CPU: the thread that walks the source waits mostly for
+ * the kernel (its copies, or from an image only its metadata reads)
+ */
 static unsigned int pipe_workers(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -2424,11 +2557,12 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	x.o = opts;
 	x.root_fd = -1;
 	x.tmp_dirfd = -1;
+	x.img_fd = -1;
 	x.is_root = geteuid() == 0;
 	x.iobuf = malloc(IOBUF_SIZE);
 	pthread_mutex_init(&x.crypt_lock, NULL);
-	/* the other cores decrypt and write while this one reads */
-	if (!x.iobuf || e2cb_pipe_new(IOBUF_SIZE, PIPE_BUFS, pipe_workers(),
+	/* the other cores read, decrypt and write while this one walks */
+	if (!x.iobuf || e2cb_pipe_new(PIPE_BUF_SIZE, PIPE_BUFS, pipe_workers(),
 				      &x.pipe)) {
 		ret = E2CB_EXIT_ERROR;
 		goto out;
