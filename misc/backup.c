@@ -23,10 +23,16 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <et/com_err.h>
+#include <ext2fs/ext3_extents.h>
 #include "e2cryptbak.h"
 
 #define IOBUF_SIZE	(1024 * 1024)
-#define OUTBLOCK_SIZE	(1024 * 1024)
+#define OUTBLOCK_SIZE	(256 * 1024)
+#define OUTBLOCK_BUFS	8
+#define WRITEBACK_BYTES	(32ULL << 20)
+#define READAHEAD_FILES	1024
+#define READAHEAD_BYTES	(16 << 20)
+#define READAHEAD_GAP	16		/* blocks read through, not skipped */
 #define MAX_DEPTH	4096
 
 /* Hard-linked inodes seen so far: inode number -> first path */
@@ -56,6 +62,13 @@ struct backup {
 	time_t last_progress;
 	char *path;
 	size_t path_len, path_size;
+	/* the archive's bytes go out on a thread of their own */
+	struct e2cb_pipe *out;
+	struct e2cb_readahead *ra;
+	int out_fd, out_is_file;
+	uint8_t *out_buf;		/* the block being filled */
+	size_t out_len;
+	uint64_t out_bytes, out_synced;
 };
 
 /* A child of the directory being walked, copied out of its block */
@@ -978,6 +991,84 @@ static void dir_damage_proc(ext2_filsys fs EXT2FS_ATTR((unused)),
 	cl->b->skipped++;
 }
 
+/* Runs of blocks to read ahead, merged across short gaps */
+struct ra_runs {
+	io_channel io;
+	blk64_t start, count;
+	blk64_t budget;			/* blocks still to advise */
+};
+
+static void ra_add(struct ra_runs *ra, blk64_t pblk, blk64_t len)
+{
+	if (len > ra->budget)
+		len = ra->budget;
+	ra->budget -= len;
+	if (ra->count && pblk >= ra->start + ra->count &&
+	    pblk <= ra->start + ra->count + READAHEAD_GAP) {
+		ra->count = pblk + len - ra->start;
+		return;
+	}
+	if (ra->count)
+		io_channel_cache_readahead(ra->io, ra->start, ra->count);
+	ra->start = pblk;
+	ra->count = len;
+}
+
+/* The written extents of a file whose extent tree fits in its inode */
+static void ra_add_inode(ext2_filsys fs, struct ra_runs *ra,
+			 const struct ext2_inode *inode)
+{
+	const struct ext3_extent_header *eh = (const void *) inode->i_block;
+	const struct ext3_extent *ex = (const void *) (eh + 1);
+	blk64_t pblk, len;
+	int i, n;
+
+	if (!LINUX_S_ISREG(inode->i_mode) ||
+	    (inode->i_flags & EXT4_INLINE_DATA_FL) ||
+	    !(inode->i_flags & EXT4_EXTENTS_FL) ||
+	    ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC ||
+	    eh->eh_depth)
+		return;
+	n = ext2fs_le16_to_cpu(eh->eh_entries);
+	for (i = 0; i < n && i < 4 && ra->budget; i++) {
+		len = ext2fs_le16_to_cpu(ex[i].ee_len);
+		pblk = ext2fs_le32_to_cpu(ex[i].ee_start) +
+		       ((blk64_t) ext2fs_le16_to_cpu(ex[i].ee_start_hi) << 32);
+		/* unwritten extents read as zeros: nothing to fetch */
+		if (!len || len > EXT_INIT_MAX_LEN ||
+		    pblk + len > ext2fs_blocks_count(fs->super))
+			continue;
+		ra_add(ra, pblk, len);
+	}
+}
+
+/*
+ * From a cold cache each small file's data is a read of its own, made
+ * when its turn comes.  Ask the kernel for the data of the children
+ * from @from on, up to a budget, so that it reads them in large
+ * requests while the walk writes.  Advice only: what it skips or
+ * gets wrong is read as before.  Returns where the advice stopped.
+ */
+static size_t readahead_children(struct backup *b,
+				 const struct child_list *cl, size_t from)
+{
+	struct ra_runs ra = { b->fs->io, 0, 0,
+			      READAHEAD_BYTES / b->fs->blocksize };
+	struct ext2_inode inode;
+	size_t i;
+
+	for (i = from; i < cl->count && i - from < READAHEAD_FILES &&
+	     ra.budget; i++) {
+		if (cl->c[i].ino &&
+		    cl->c[i].ino <= b->fs->super->s_inodes_count &&
+		    !ext2fs_read_inode(b->fs, cl->c[i].ino, &inode))
+			ra_add_inode(b->fs, &ra, &inode);
+	}
+	if (ra.count)
+		io_channel_cache_readahead(ra.io, ra.start, ra.count);
+	return i;
+}
+
 /* Path component: raw bytes, or base64url inside an encrypted dir */
 static errcode_t push_child_path(struct backup *b, const struct child *c,
 				 int parent_enc)
@@ -1000,7 +1091,7 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 {
 	struct child_list cl;
 	int parent_enc = !!(dir_inode->i_flags & EXT4_ENCRYPT_FL);
-	size_t i, old_len = b->path_len;
+	size_t i, old_len = b->path_len, ra_next = 0, ra_from = 0;
 	errcode_t retval = 0;
 
 	if (ext2fs_fast_test_inode_bitmap2(b->dirs_seen, dir)) {
@@ -1034,6 +1125,15 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 	if (cl.count > 1)
 		qsort(cl.c, cl.count, sizeof(*cl.c), cmp_child_ino);
 	for (i = 0; i < cl.count && !retval; i++) {
+		/*
+		 * Without the whole filesystem read ahead, advise again
+		 * once half of what was advised is done.
+		 */
+		if (!b->ra && i >= ra_from + (ra_next - ra_from) / 2 &&
+		    ra_next < cl.count) {
+			ra_from = ra_next;
+			ra_next = readahead_children(b, &cl, ra_next);
+		}
 		if (!cl.c[i].ino ||
 		    cl.c[i].ino > b->fs->super->s_inodes_count) {
 			fprintf(stderr, "%s: in directory inode %u (%s): "
@@ -1130,24 +1230,151 @@ static errcode_t write_trailer_entry(struct backup *b)
 	return 0;
 }
 
+/*
+ * On the output thread: write a block of the archive.  A file's dirty
+ * pages are handed to writeback as they come, so that the page cache
+ * does not fill and the final fsync() has little left to do.
+ */
+static errcode_t emit_output(void *priv, uint8_t *buf, size_t len,
+			     uint64_t off EXT2FS_ATTR((unused)))
+{
+	struct backup *b = priv;
+	ssize_t n;
+
+	while (len) {
+		n = write(b->out_fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		buf += n;
+		len -= n;
+		b->out_bytes += n;
+	}
+	if (b->out_is_file &&
+	    b->out_bytes - b->out_synced >= WRITEBACK_BYTES) {
+		sync_file_range(b->out_fd, b->out_synced,
+				b->out_bytes - b->out_synced,
+				SYNC_FILE_RANGE_WRITE);
+		b->out_synced = b->out_bytes;
+	}
+	return 0;
+}
+
+static const struct e2cb_pipe_job output_job = {
+	.emit = emit_output,
+};
+
+/*
+ * A closed pipe kills us with SIGPIPE, as it would have without the
+ * output thread (which takes no signal), unless SIGPIPE is ignored.
+ */
+static void die_of_closed_pipe(errcode_t err)
+{
+	struct sigaction sa;
+
+	if (err == EPIPE && !sigaction(SIGPIPE, NULL, &sa) &&
+	    sa.sa_handler == SIG_DFL)
+		raise(SIGPIPE);
+}
+
+/* Queue the block being filled for the output thread */
+static errcode_t submit_output(struct backup *b)
+{
+	errcode_t err;
+
+	err = e2cb_pipe_submit(b->out, &output_job, b, b->out_len, 0);
+	b->out_buf = NULL;
+	b->out_len = 0;
+	die_of_closed_pipe(err);
+	return err;
+}
+
+/*
+ * libarchive's write callback.  libarchive does no blocking of its own
+ * (one copy less): the bytes are gathered here into blocks, which the
+ * output thread writes while the walk goes on reading.  A failed write
+ * is seen at the next block, or by finish_output().
+ */
+static la_ssize_t write_output(struct archive *a, void *priv,
+			       const void *buf, size_t len)
+{
+	struct backup *b = priv;
+	size_t done, n;
+	errcode_t err;
+
+	for (done = 0; done < len; done += n) {
+		if (!b->out_buf)
+			b->out_buf = e2cb_pipe_buffer(b->out);
+		n = OUTBLOCK_SIZE - b->out_len;
+		if (n > len - done)
+			n = len - done;
+		memcpy(b->out_buf + b->out_len, (const char *) buf + done, n);
+		b->out_len += n;
+		if (b->out_len < OUTBLOCK_SIZE)
+			continue;
+		err = submit_output(b);
+		if (err) {
+			archive_set_error(a, err, "Write error");
+			return -1;
+		}
+	}
+	return len;
+}
+
+/* libarchive's close callback: the last, partial block */
+static int close_output(struct archive *a, void *priv)
+{
+	struct backup *b = priv;
+	errcode_t err;
+
+	if (!b->out_len)
+		return ARCHIVE_OK;
+	err = submit_output(b);
+	if (err) {
+		archive_set_error(a, err, "Write error");
+		return ARCHIVE_FATAL;
+	}
+	return ARCHIVE_OK;
+}
+
+/* Wait for the output thread to write what it was given */
+static errcode_t finish_output(struct backup *b)
+{
+	errcode_t err;
+
+	if (!b->out)
+		return 0;
+	err = e2cb_pipe_drain(b->out);
+	die_of_closed_pipe(err);
+	return err;
+}
+
 static errcode_t open_output(struct backup *b,
 			     const struct e2cb_backup_opts *opts, int fd)
 {
+	struct stat st;
+	errcode_t retval;
 	int r = ARCHIVE_OK;
 
+	b->out_fd = fd;
+	b->out_is_file = !fstat(fd, &st) && S_ISREG(st.st_mode);
+	retval = e2cb_pipe_new(OUTBLOCK_SIZE, OUTBLOCK_BUFS, 1, &b->out);
+	if (retval)
+		return retval;
 	b->a = archive_write_new();
 	if (!b->a)
 		return EXT2_ET_NO_MEMORY;
 	archive_write_set_format_pax_restricted(b->a);
 	/* SCHILY.xattr is what GNU tar and bsdtar both understand */
 	archive_write_set_format_option(b->a, "pax", "xattrheader", "SCHILY");
-	/* large writes: a 10240-byte tar block is a syscall per 20 headers */
-	archive_write_set_bytes_per_block(b->a, OUTBLOCK_SIZE);
 	/*
-	 * No padding after the last block, even on standard output: zeros
-	 * after a zstd or xz stream are not a valid frame, and the same
-	 * bytes should come out whatever the destination.
+	 * write_output() makes the blocks.  No padding after the last one,
+	 * even on standard output: zeros after a zstd or xz stream are not
+	 * a valid frame, and the same bytes should come out whatever the
+	 * destination.
 	 */
+	archive_write_set_bytes_per_block(b->a, 0);
 	archive_write_set_bytes_in_last_block(b->a, 1);
 	if (!opts->compress)
 		r = ARCHIVE_OK;
@@ -1159,7 +1386,9 @@ static errcode_t open_output(struct backup *b,
 		r = archive_write_add_filter_xz(b->a);
 	if (r != ARCHIVE_OK)
 		return archive_err(b, "the filter ", opts->compress);
-	if (archive_write_open_fd(b->a, fd) != ARCHIVE_OK)
+	r = archive_write_open2(b->a, b, NULL, write_output, close_output,
+				NULL);
+	if (r != ARCHIVE_OK)
 		return archive_err(b, NULL, NULL);
 	b->entry = archive_entry_new();
 	return b->entry ? 0 : EXT2_ET_NO_MEMORY;
@@ -1248,8 +1477,10 @@ static void backup_free(struct backup *b)
 		archive_entry_free(b->entry);
 	if (b->a)
 		archive_write_free(b->a);
+	e2cb_readahead_stop(b->ra);
 	if (b->dirs_seen)
 		ext2fs_free_inode_bitmap(b->dirs_seen);
+	e2cb_pipe_free(b->out);
 	link_free(&b->links);
 	free(b->iobuf);
 	if (b->holes)
@@ -1402,7 +1633,7 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 	struct timespec t0, t1;
 	char *tmp_name;
 	double secs;
-	errcode_t retval;
+	errcode_t retval, err;
 	int fd, ok;
 	FILE *out;
 
@@ -1418,10 +1649,20 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 		return E2CB_EXIT_ERROR;
 	}
 	retval = open_output(&b, opts, fd);
+	/* a subtree may be a small part: its blocks are read as needed */
+	if (!retval && !strcmp(opts->path, "/"))
+		e2cb_readahead_start(b.fs, opts->device, &b.ra);
 	if (!retval)
 		retval = backup_walk(&b, opts->path);
+	e2cb_readahead_stop(b.ra);
+	b.ra = NULL;
 	if (!retval && archive_write_close(b.a) != ARCHIVE_OK)
 		retval = archive_err(&b, "at the end", "");
+	err = finish_output(&b);
+	if (err && !retval) {
+		com_err(program_name, err, "while writing %s", b.dest);
+		retval = err;
+	}
 	show_progress(&b, 1);
 	ok = finish_dest(opts, tmp_name, fd, retval == 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -85,6 +85,12 @@ extern errcode_t e2cb_pipe_submit(struct e2cb_pipe *p,
 extern errcode_t e2cb_pipe_drain(struct e2cb_pipe *p);
 extern void e2cb_pipe_free(struct e2cb_pipe *p);
 
+/* readahead.c */
+struct e2cb_readahead;
+extern void e2cb_readahead_start(ext2_filsys fs, const char *device,
+				 struct e2cb_readahead **ret);
+extern void e2cb_readahead_stop(struct e2cb_readahead *ra);
+
 /* util.c */
 #define E2CB_END_SIGNALS	3
 struct e2cb_saved_signals {

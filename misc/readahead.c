@@ -1,0 +1,148 @@
+/*
+ * readahead.c --- read a filesystem's used blocks ahead, in disk order
+ *
+ * A backup walks the tree: from a cold cache, each small file is a read
+ * of its own at a place the disk head did not expect, and the walk
+ * waits for every one.  e2image reads the same blocks in disk order, in
+ * large requests, several times faster.  Here a thread asks the kernel
+ * for the used blocks, in disk order, while the walk goes on; the walk
+ * soon finds what it needs in the page cache.  Advice only: nothing
+ * depends on it, and errors are ignored.
+ *
+ * Only when the used blocks fit easily in free memory: otherwise the
+ * blocks read ahead would push out each other before the walk gets
+ * there, and the disk would read them twice.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "e2cryptbak.h"
+
+#define RA_CHUNK	(4ULL << 20)	/* bytes per request */
+#define RA_GAP		32		/* free blocks read through */
+
+struct e2cb_readahead {
+	pthread_t thread;
+	int fd;
+	volatile int stop;
+	ext2fs_block_bitmap map;
+	blk64_t first, end;
+	unsigned int blocksize;
+};
+
+/* Ask for blocks [@start, @start + @count), a chunk at a time */
+static void advise_run(struct e2cb_readahead *ra, blk64_t start,
+		       blk64_t count)
+{
+	uint64_t off = start * ra->blocksize;
+	uint64_t len = count * ra->blocksize, n;
+
+	while (len && !ra->stop) {
+		n = len > RA_CHUNK ? RA_CHUNK : len;
+		posix_fadvise(ra->fd, off, n, POSIX_FADV_WILLNEED);
+		off += n;
+		len -= n;
+	}
+}
+
+static void *readahead_thread(void *arg)
+{
+	struct e2cb_readahead *ra = arg;
+	blk64_t blk = ra->first, start, next, run = 0, run_start = 0;
+
+	while (blk < ra->end && !ra->stop) {
+		if (ext2fs_find_first_set_block_bitmap2(ra->map, blk,
+							ra->end - 1, &start))
+			break;
+		if (ext2fs_find_first_zero_block_bitmap2(ra->map, start,
+							 ra->end - 1, &next))
+			next = ra->end;
+		if (run && start - (run_start + run) <= RA_GAP) {
+			run = next - run_start;
+		} else {
+			if (run)
+				advise_run(ra, run_start, run);
+			run_start = start;
+			run = next - start;
+		}
+		/* advise as we go: the first blocks are wanted first */
+		if (run * ra->blocksize >= RA_CHUNK) {
+			advise_run(ra, run_start, run);
+			run = 0;
+		}
+		blk = next;
+	}
+	if (run)
+		advise_run(ra, run_start, run);
+	return NULL;
+}
+
+/* The used blocks, when they fit in half the memory now free */
+static int worth_reading_ahead(ext2_filsys fs)
+{
+	long pages = sysconf(_SC_AVPHYS_PAGES);
+	long pagesize = sysconf(_SC_PAGESIZE);
+	uint64_t used = (ext2fs_blocks_count(fs->super) -
+			 ext2fs_free_blocks_count(fs->super)) *
+			(uint64_t) fs->blocksize;
+
+	return pages > 0 && pagesize > 0 &&
+	       used <= (uint64_t) pages * pagesize / 2;
+}
+
+/*
+ * Start reading @fs's used blocks ahead, from @device (opened again:
+ * the io channel's file descriptor is its own).  *@ret is NULL when
+ * it is not worth it or not possible; e2cb_readahead_stop() takes
+ * either.
+ */
+void e2cb_readahead_start(ext2_filsys fs, const char *device,
+			  struct e2cb_readahead **ret)
+{
+	struct e2cb_readahead *ra;
+	sigset_t all, old;
+
+	*ret = NULL;
+	if (!worth_reading_ahead(fs) || ext2fs_read_block_bitmap(fs))
+		return;
+	ra = calloc(1, sizeof(*ra));
+	if (!ra)
+		return;
+	ra->fd = open(device, O_RDONLY | O_CLOEXEC);
+	if (ra->fd < 0) {
+		free(ra);
+		return;
+	}
+	ra->map = fs->block_map;
+	ra->first = fs->super->s_first_data_block;
+	ra->end = ext2fs_blocks_count(fs->super);
+	ra->blocksize = fs->blocksize;
+	/* the thread takes no signal: the main thread's handlers clean up */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&ra->thread, NULL, readahead_thread, ra)) {
+		close(ra->fd);
+		free(ra);
+		ra = NULL;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	*ret = ra;
+}
+
+/* Stop the thread, if it still runs, before the bitmap goes */
+void e2cb_readahead_stop(struct e2cb_readahead *ra)
+{
+	if (!ra)
+		return;
+	ra->stop = 1;
+	pthread_join(ra->thread, NULL);
+	close(ra->fd);
+	free(ra);
+}
