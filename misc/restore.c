@@ -79,6 +79,7 @@ struct fill {
 
 struct restore {
 	const struct e2cb_restore_opts *opts;
+	const char *shown;		/* the archive, for messages */
 	ext2_filsys fs;
 	struct e2cb_reader *r;
 	struct plan plan;
@@ -248,7 +249,7 @@ static int plan_restore(struct restore *rs, const char *archive)
 
 	retval = e2cb_reader_open(archive, E2CB_READ_DATA, &r);
 	if (retval) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, archive,
+		fprintf(stderr, "%s: %s: %s\n", program_name, rs->shown,
 			e2cb_reader_error(r));
 		e2cb_reader_close(r);
 		return retval == EXT2_ET_CRYPT_BAD_BLOB ? E2CB_EXIT_DAMAGED :
@@ -304,7 +305,7 @@ static int plan_restore(struct restore *rs, const char *archive)
 	}
 	if (ret < 0) {
 		fprintf(stderr, "%s: %s: damaged, nothing restored: %s\n",
-			program_name, archive, e2cb_reader_error(r));
+			program_name, rs->shown, e2cb_reader_error(r));
 		e2cb_reader_close(r);
 		return E2CB_EXIT_DAMAGED;
 	}
@@ -1517,7 +1518,7 @@ static int write_entries(struct restore *rs, const char *archive)
 
 	retval = e2cb_reader_open(archive, E2CB_READ_DATA, &rs->r);
 	if (retval) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, archive,
+		fprintf(stderr, "%s: %s: %s\n", program_name, rs->shown,
 			e2cb_reader_error(rs->r));
 		return E2CB_EXIT_ERROR;
 	}
@@ -1533,7 +1534,7 @@ static int write_entries(struct restore *rs, const char *archive)
 		return E2CB_EXIT_ERROR;
 	if (ret < 0) {
 		fprintf(stderr, "%s: %s changed since it was checked: %s\n",
-			program_name, archive, e2cb_reader_error(rs->r));
+			program_name, rs->shown, e2cb_reader_error(rs->r));
 		return E2CB_EXIT_ERROR;
 	}
 	if (retval) {
@@ -1587,6 +1588,7 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 
 	memset(&rs, 0, sizeof(rs));
 	rs.opts = opts;
+	rs.shown = strcmp(name, "-") ? name : "standard input";
 	rs.lock_fd = -1;
 	/* until the target is open a signal just kills us: the spool is
 	 * a deleted file */
@@ -1608,7 +1610,7 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	if (!retval)
 		hdr = *e2cb_reader_header(hr);
 	else
-		fprintf(stderr, "%s: %s: %s\n", program_name, name,
+		fprintf(stderr, "%s: %s: %s\n", program_name, rs.shown,
 			e2cb_reader_error(hr));
 	e2cb_reader_close(hr);
 	if (retval) {
@@ -1643,7 +1645,7 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	else
 		printf("%s: restored %llu entries (%llu inodes) from %s\n",
 		       opts->device, (unsigned long long) rs.done_entries,
-		       (unsigned long long) rs.plan.inodes, opts->archive);
+		       (unsigned long long) rs.plan.inodes, rs.shown);
 out:
 	restore_free(&rs);
 	if (close_target(&rs))
