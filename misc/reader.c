@@ -18,6 +18,12 @@
 #include <stdarg.h>
 #include "e2cryptbak.h"
 
+/* An inode with several names, and the path its data was archived at */
+struct link_first {
+	uint32_t ino;
+	uint32_t path_crc;
+};
+
 struct e2cb_reader {
 	struct archive *a;
 	struct archive_entry *ae;
@@ -35,7 +41,7 @@ struct e2cb_reader {
 	size_t ndirs, dirs_size;
 	uint64_t prev_index;		/* the entry before the current one */
 	char *prev_path;
-	uint32_t *linked;		/* inodes a hard link may name */
+	struct link_first *linked;	/* inodes a hard link may name */
 	size_t nlinked, linked_size;
 	char err[1024];
 };
@@ -568,45 +574,69 @@ static int push_dir(struct e2cb_reader *r, const char *path)
 	return 0;
 }
 
-/* A set of inode numbers, for the hard links' targets */
-static int linked_has(struct e2cb_reader *r, uint32_t ino)
+/* The inodes with several names, for the hard links' targets */
+static const struct link_first *linked_find(struct e2cb_reader *r,
+					    uint32_t ino)
 {
 	size_t i;
 
 	if (!r->linked_size)
-		return 0;
-	for (i = ino % r->linked_size; r->linked[i]; i = (i + 1) %
+		return NULL;
+	for (i = ino % r->linked_size; r->linked[i].ino; i = (i + 1) %
 	     r->linked_size)
-		if (r->linked[i] == ino)
-			return 1;
-	return 0;
+		if (r->linked[i].ino == ino)
+			return &r->linked[i];
+	return NULL;
 }
 
-static int linked_add(struct e2cb_reader *r, uint32_t ino)
+static void linked_insert(struct link_first *t, size_t size,
+			  const struct link_first *l)
 {
-	uint32_t *old = r->linked;
-	size_t old_size = r->linked_size, i, j;
+	size_t i;
+
+	for (i = l->ino % size; t[i].ino; i = (i + 1) % size)
+		;
+	t[i] = *l;
+}
+
+static int linked_add(struct e2cb_reader *r, uint32_t ino, uint32_t path_crc)
+{
+	struct link_first *old = r->linked, l = { ino, path_crc };
+	size_t old_size = r->linked_size, j;
 
 	if ((r->nlinked + 1) * 2 > r->linked_size) {
 		r->linked_size = old_size ? old_size * 2 : 64;
 		r->linked = calloc(r->linked_size, sizeof(*r->linked));
 		if (!r->linked)
 			return damage(r, "out of memory");
-		for (j = 0; j < old_size; j++) {
-			if (!old[j])
-				continue;
-			for (i = old[j] % r->linked_size; r->linked[i];
-			     i = (i + 1) % r->linked_size)
-				;
-			r->linked[i] = old[j];
-		}
+		for (j = 0; j < old_size; j++)
+			if (old[j].ino)
+				linked_insert(r->linked, r->linked_size,
+					      &old[j]);
 		free(old);
 	}
-	for (i = ino % r->linked_size; r->linked[i];
-	     i = (i + 1) % r->linked_size)
-		;
-	r->linked[i] = ino;
+	linked_insert(r->linked, r->linked_size, &l);
 	r->nlinked++;
+	return 0;
+}
+
+/*
+ * A hard link names the inode's first entry: by inode number in its
+ * record (what restore and extract follow), and by path in the tar
+ * header (what tar follows).  A hostile or damaged archive could make
+ * the two differ.
+ */
+static int check_hard_link(struct e2cb_reader *r, struct e2cb_entry *e)
+{
+	const struct link_first *first = linked_find(r, e->rec.ino);
+	const char *target = archive_entry_hardlink(r->ae);
+
+	if (LINUX_S_ISDIR(e->rec.mode) || !first)
+		return damage(r, "a hard link to inode %u, which no earlier "
+			      "entry holds", e->rec.ino);
+	if (e2cb_crc32c(~0U, target, strlen(target)) != first->path_crc)
+		return damage(r, "the hard link's tar target is not the "
+			      "entry that holds inode %u", e->rec.ino);
 	return 0;
 }
 
@@ -633,10 +663,8 @@ static int check_consistency(struct e2cb_reader *r, struct e2cb_entry *e)
 	if (hard != !!archive_entry_hardlink(r->ae))
 		return damage(r, "the hard link flag and the tar header "
 			      "disagree");
-	if (hard && (LINUX_S_ISDIR(rec->mode) ||
-		     !linked_has(r, rec->ino)))
-		return damage(r, "a hard link to inode %u, which no earlier "
-			      "entry holds", rec->ino);
+	if (hard && check_hard_link(r, e))
+		return -1;
 	if (!hard && expected_tar_type(rec->mode) !=
 	    (int) archive_entry_filetype(r->ae))
 		return damage(r, "the tar type disagrees with the inode's "
@@ -692,7 +720,8 @@ int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 	if (LINUX_S_ISDIR(e->rec.mode) && push_dir(r, e->path))
 		return -1;
 	if (!(e->rec.rflags & E2CB_IF_HARDLINK) && e->rec.links_count > 1 &&
-	    !LINUX_S_ISDIR(e->rec.mode) && linked_add(r, e->rec.ino))
+	    !LINUX_S_ISDIR(e->rec.mode) &&
+	    linked_add(r, e->rec.ino, e->rec.path_crc))
 		return -1;
 	r->next_seq++;
 	r->entries++;

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+# forge.py --- an archive as a hostile producer would write it
+#
+#   forge.py path IN OUT OLD NEW
+#       the entry whose tar name is OLD is renamed NEW (as long as OLD),
+#       and its inode record's path_crc and seal are made to agree, so
+#       that only the path itself is wrong
+#   forge.py link IN OUT OLD TARGET
+#       the hard link entry OLD points to TARGET instead (tar's link
+#       name; no record covers it)
+#
+# Paths short enough for a ustar header only: libarchive writes no pax
+# "path" record for them.  This file may be redistributed under the
+# terms of the GNU General Public License, version 2.
+
+import os
+import sys
+
+sys.path.insert(0, os.environ.get("TOOLS", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "tools")))
+from check_archive import crc32c  # noqa: E402
+
+INODE_KEY = b" SCHILY.xattr.e2cryptbak.inode="
+INODE_SIZE = 152
+
+
+def octal(field):
+    return int(field.rstrip(b"\0 ").decode("ascii") or "0", 8)
+
+
+def reseal_header(buf, off):
+    """The ustar checksum of the 512-byte header at @off."""
+    hdr = buf[off:off + 148] + b" " * 8 + buf[off + 156:off + 512]
+    buf[off + 148:off + 156] = b"%06o\0 " % sum(hdr)
+
+
+def find_entry(buf, name):
+    """(offset of the pax data before it, its size, offset of the ustar
+    header) of the entry named @name."""
+    off, pax = 0, None
+    while off + 512 <= len(buf) and buf[off:off + 512] != b"\0" * 512:
+        size = octal(buf[off + 124:off + 136])
+        kind = buf[off + 156:off + 157]
+        if kind == b"x":
+            pax = (off + 512, size)
+        elif buf[off:off + 100].rstrip(b"\0") == name:
+            return pax[0], pax[1], off
+        else:
+            pax = None
+        off += 512 + (size + 511) // 512 * 512
+    sys.exit("forge.py: no entry %r" % name)
+
+
+def forge_path(buf, old, new):
+    if len(new) != len(old):
+        sys.exit("forge.py: %r and %r differ in length" % (old, new))
+    pax_off, pax_size, hdr = find_entry(buf, old)
+    pax = bytes(buf[pax_off:pax_off + pax_size])
+    if b" path=" in pax:
+        sys.exit("forge.py: %r has a pax path record" % old)
+    at = pax.find(INODE_KEY)
+    if at < 0:
+        sys.exit("forge.py: %r has no inode record" % old)
+    rec = pax_off + at + len(INODE_KEY)
+    buf[rec + 132:rec + 136] = crc32c(new).to_bytes(4, "little")
+    seal = crc32c(bytes(buf[rec:rec + INODE_SIZE - 4]))
+    buf[rec + INODE_SIZE - 4:rec + INODE_SIZE] = seal.to_bytes(4, "little")
+    buf[hdr:hdr + 100] = new.ljust(100, b"\0")
+    reseal_header(buf, hdr)
+
+
+def forge_link(buf, old, target):
+    _, _, hdr = find_entry(buf, old)
+    if buf[hdr + 156:hdr + 157] != b"1":
+        sys.exit("forge.py: %r is not a hard link" % old)
+    buf[hdr + 157:hdr + 257] = target.ljust(100, b"\0")
+    reseal_header(buf, hdr)
+
+
+def main(argv):
+    if len(argv) != 6 or argv[1] not in ("path", "link"):
+        sys.exit("usage: forge.py path|link IN OUT OLD NEW")
+    with open(argv[2], "rb") as f:
+        buf = bytearray(f.read())
+    old, new = os.fsencode(argv[4]), os.fsencode(argv[5])
+    if argv[1] == "path":
+        forge_path(buf, old, new)
+    else:
+        forge_link(buf, old, new)
+    with open(argv[3], "wb") as f:
+        f.write(buf)
+    print("%s: %s %r -> %r" % (argv[3], argv[1], old, new))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
