@@ -31,11 +31,16 @@
 struct e2cb_readahead {
 	pthread_t thread;
 	int fd;
-	volatile int stop;
+	int stop;			/* __atomic: set by the main thread */
 	ext2fs_block_bitmap map;
 	blk64_t first, end;
 	unsigned int blocksize;
 };
+
+static int stopping(struct e2cb_readahead *ra)
+{
+	return __atomic_load_n(&ra->stop, __ATOMIC_RELAXED);
+}
 
 /* Ask for blocks [@start, @start + @count), a chunk at a time */
 static void advise_run(struct e2cb_readahead *ra, blk64_t start,
@@ -44,7 +49,7 @@ static void advise_run(struct e2cb_readahead *ra, blk64_t start,
 	uint64_t off = start * ra->blocksize;
 	uint64_t len = count * ra->blocksize, n;
 
-	while (len && !ra->stop) {
+	while (len && !stopping(ra)) {
 		n = len > RA_CHUNK ? RA_CHUNK : len;
 		posix_fadvise(ra->fd, off, n, POSIX_FADV_WILLNEED);
 		off += n;
@@ -57,7 +62,7 @@ static void *readahead_thread(void *arg)
 	struct e2cb_readahead *ra = arg;
 	blk64_t blk = ra->first, start, next, run = 0, run_start = 0;
 
-	while (blk < ra->end && !ra->stop) {
+	while (blk < ra->end && !stopping(ra)) {
 		if (ext2fs_find_first_set_block_bitmap2(ra->map, blk,
 							ra->end - 1, &start))
 			break;
@@ -116,11 +121,13 @@ void e2cb_readahead_start(ext2_filsys fs, const char *device,
 	if (!ra)
 		return;
 	ra->fd = open(device, O_RDONLY | O_CLOEXEC);
-	if (ra->fd < 0) {
+	/* a copy of its own: a bitmap's lookups move its cursor */
+	if (ra->fd < 0 || ext2fs_copy_bitmap(fs->block_map, &ra->map)) {
+		if (ra->fd >= 0)
+			close(ra->fd);
 		free(ra);
 		return;
 	}
-	ra->map = fs->block_map;
 	ra->first = fs->super->s_first_data_block;
 	ra->end = ext2fs_blocks_count(fs->super);
 	ra->blocksize = fs->blocksize;
@@ -128,6 +135,7 @@ void e2cb_readahead_start(ext2_filsys fs, const char *device,
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&ra->thread, NULL, readahead_thread, ra)) {
+		ext2fs_free_block_bitmap(ra->map);
 		close(ra->fd);
 		free(ra);
 		ra = NULL;
@@ -136,13 +144,14 @@ void e2cb_readahead_start(ext2_filsys fs, const char *device,
 	*ret = ra;
 }
 
-/* Stop the thread, if it still runs, before the bitmap goes */
+/* Stop the thread, if it still runs, and free what it used */
 void e2cb_readahead_stop(struct e2cb_readahead *ra)
 {
 	if (!ra)
 		return;
-	ra->stop = 1;
+	__atomic_store_n(&ra->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(ra->thread, NULL);
+	ext2fs_free_block_bitmap(ra->map);
 	close(ra->fd);
 	free(ra);
 }
