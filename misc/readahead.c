@@ -115,7 +115,13 @@ void e2cb_readahead_start(ext2_filsys fs, const char *device,
 	sigset_t all, old;
 
 	*ret = NULL;
-	if (!worth_reading_ahead(fs) || ext2fs_read_block_bitmap(fs))
+	/*
+	 * libext2fs reads the bitmaps where the group descriptors say;
+	 * damaged ones can make it write past its buffers (1.47.0, with
+	 * s_first_data_block 16 and 4 KiB blocks: found by fuzz_backup).
+	 */
+	if (!worth_reading_ahead(fs) || ext2fs_check_desc(fs) ||
+	    ext2fs_read_block_bitmap(fs))
 		return;
 	ra = calloc(1, sizeof(*ra));
 	if (!ra)

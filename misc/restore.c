@@ -1432,6 +1432,13 @@ static errcode_t open_target(struct restore *rs)
 			       EXT2_FLAG_EXCLUSIVE, io, &rs->fs);
 	if (retval)
 		return retval;
+	/* bad group descriptors can make libext2fs overrun its buffers */
+	retval = ext2fs_check_desc(rs->fs);
+	if (retval) {
+		com_err(program_name, retval, "in the group descriptors of "
+			"%s; run e2fsck", rs->opts->device);
+		return retval;
+	}
 	retval = ext2fs_read_bitmaps(rs->fs);
 	if (retval)
 		com_err(program_name, retval, "while reading the bitmaps of %s",
