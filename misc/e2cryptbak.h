@@ -48,7 +48,7 @@ struct e2cb_extract_opts {
 	int npaths;
 	const char **key_files;
 	int nkey_files;
-	const char **key_hex;
+	char **key_hex;			/* in argv: wiped once read */
 	int nkey_hex;
 	const char *passphrase_file;
 	int overwrite;

@@ -2349,6 +2349,9 @@ static int load_keys(struct xt *x, const uint8_t salt[16])
 			com_err(program_name, err, "in --key-hex number %d",
 				i + 1);
 	}
+	/* out of argv, and so of /proc/PID/cmdline, once read */
+	for (i = 0; i < x->o->nkey_hex; i++)
+		fscrypt_wipe(x->o->key_hex[i], strlen(x->o->key_hex[i]));
 	if (!err && x->o->passphrase_file) {
 		warn_if_readable("passphrase file", x->o->passphrase_file);
 		if (!memcmp(salt, zero, 16))

@@ -160,14 +160,25 @@ int fuzz_write_image(const char *path, const uint8_t *data, size_t size,
 int fuzz_extract(const char *source, const char *dir, int list_only)
 {
 	struct e2cb_extract_opts o;
+	char *keys[FUZZ_MAX_KEYS];
+	int i, ret;
 
+	/* extract wipes the keys it is given, as it wipes argv */
+	for (i = 0; i < fuzz_nkeys; i++) {
+		keys[i] = strdup(fuzz_keys[i]);
+		if (!keys[i])
+			abort();
+	}
 	memset(&o, 0, sizeof(o));
 	o.source = source;
 	o.dir = dir;
-	o.key_hex = fuzz_keys;
+	o.key_hex = keys;
 	o.nkey_hex = fuzz_nkeys;
 	o.list_only = list_only;
-	return e2cb_extract(&o);
+	ret = e2cb_extract(&o);
+	for (i = 0; i < fuzz_nkeys; i++)
+		free(keys[i]);
+	return ret;
 }
 
 /*
