@@ -1658,6 +1658,9 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 	b.ra = NULL;
 	if (!retval && archive_write_close(b.a) != ARCHIVE_OK)
 		retval = archive_err(&b, "at the end", "");
+	/* a failed archive is not finished later, into a closed fd */
+	if (retval && b.a)
+		archive_write_fail(b.a);
 	err = finish_output(&b);
 	if (err && !retval) {
 		com_err(program_name, err, "while writing %s", b.dest);
