@@ -68,6 +68,7 @@ struct backup {
 	int out_fd, out_is_file;
 	uint8_t *out_buf;		/* the block being filled */
 	size_t out_len;
+	int discard;			/* the backup failed: write no more */
 	uint64_t out_bytes, out_synced;
 };
 
@@ -1303,6 +1304,8 @@ static la_ssize_t write_output(struct archive *a, void *priv,
 	size_t done, n;
 	errcode_t err;
 
+	if (b->discard)
+		return len;
 	for (done = 0; done < len; done += n) {
 		if (!b->out_buf)
 			b->out_buf = e2cb_pipe_buffer(b->out);
@@ -1328,7 +1331,7 @@ static int close_output(struct archive *a, void *priv)
 	struct backup *b = priv;
 	errcode_t err;
 
-	if (!b->out_len)
+	if (!b->out_len || b->discard)
 		return ARCHIVE_OK;
 	err = submit_output(b);
 	if (err) {
@@ -1658,9 +1661,8 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 	b.ra = NULL;
 	if (!retval && archive_write_close(b.a) != ARCHIVE_OK)
 		retval = archive_err(&b, "at the end", "");
-	/* a failed archive is not finished later, into a closed fd */
-	if (retval && b.a)
-		archive_write_fail(b.a);
+	/* what libarchive still writes of a failed archive goes nowhere */
+	b.discard = retval != 0;
 	err = finish_output(&b);
 	if (err && !retval) {
 		com_err(program_name, err, "while writing %s", b.dest);
