@@ -25,7 +25,12 @@
 #include <unistd.h>
 #include "e2cryptbak.h"
 
-#define RA_CHUNK	(4ULL << 20)	/* bytes per request */
+/*
+ * Bytes per request: the device queue's usual largest.  From 256 KiB to
+ * 4 MiB made no difference on the benchmark's small files; 16 MiB or
+ * more held up the walk's own reads and doubled the cold backup time.
+ */
+#define RA_CHUNK	(4ULL << 20)
 #define RA_GAP		32		/* free blocks read through */
 
 struct e2cb_readahead {
