@@ -21,7 +21,7 @@
 /* An inode with several names, and the path its data was archived at */
 struct link_first {
 	uint32_t ino;
-	uint32_t path_crc;
+	char *path;
 };
 
 struct e2cb_reader {
@@ -599,16 +599,23 @@ static void linked_insert(struct link_first *t, size_t size,
 	t[i] = *l;
 }
 
-static int linked_add(struct e2cb_reader *r, uint32_t ino, uint32_t path_crc)
+static int linked_add(struct e2cb_reader *r, uint32_t ino, const char *path)
 {
-	struct link_first *old = r->linked, l = { ino, path_crc };
+	struct link_first *old = r->linked, l = { ino, strdup(path) };
 	size_t old_size = r->linked_size, j;
+
+	if (!l.path)
+		return damage(r, "out of memory");
 
 	if ((r->nlinked + 1) * 2 > r->linked_size) {
 		r->linked_size = old_size ? old_size * 2 : 64;
 		r->linked = calloc(r->linked_size, sizeof(*r->linked));
-		if (!r->linked)
+		if (!r->linked) {
+			r->linked = old;
+			r->linked_size = old_size;
+			free(l.path);
 			return damage(r, "out of memory");
+		}
 		for (j = 0; j < old_size; j++)
 			if (old[j].ino)
 				linked_insert(r->linked, r->linked_size,
@@ -634,7 +641,8 @@ static int check_hard_link(struct e2cb_reader *r, struct e2cb_entry *e)
 	if (LINUX_S_ISDIR(e->rec.mode) || !first)
 		return damage(r, "a hard link to inode %u, which no earlier "
 			      "entry holds", e->rec.ino);
-	if (e2cb_crc32c(~0U, target, strlen(target)) != first->path_crc)
+	/* the path itself: a crc is no match for a forger */
+	if (strcmp(target, first->path))
 		return damage(r, "the hard link's tar target is not the "
 			      "entry that holds inode %u", e->rec.ino);
 	return 0;
@@ -721,7 +729,7 @@ int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 		return -1;
 	if (!(e->rec.rflags & E2CB_IF_HARDLINK) && e->rec.links_count > 1 &&
 	    !LINUX_S_ISDIR(e->rec.mode) &&
-	    linked_add(r, e->rec.ino, e->rec.path_crc))
+	    linked_add(r, e->rec.ino, e->path))
 		return -1;
 	r->next_seq++;
 	r->entries++;
@@ -775,6 +783,8 @@ errcode_t e2cb_reader_data(struct e2cb_reader *r, e2cb_data_func func,
 
 void e2cb_reader_close(struct e2cb_reader *r)
 {
+	size_t i;
+
 	if (!r)
 		return;
 	if (r->ae)
@@ -784,6 +794,8 @@ void e2cb_reader_close(struct e2cb_reader *r)
 	while (r->ndirs)
 		free(r->dirs[--r->ndirs]);
 	free(r->dirs);
+	for (i = 0; i < r->linked_size; i++)
+		free(r->linked[i].path);
 	free(r->linked);
 	free(r->prev_path);
 	free(r->path);
