@@ -32,9 +32,17 @@
  */
 #define RA_CHUNK	(4ULL << 20)
 #define RA_GAP		32		/* free blocks read through */
+/*
+ * Requests in flight, at most.  Advice does not wait: unchecked, the
+ * whole disk was queued at once, and every read of the walk's waited
+ * behind it (the cold backup of the small files took 0.1-0.3 s more).
+ */
+#define RA_DEPTH	4
 
 struct e2cb_readahead {
 	pthread_t thread;
+	uint64_t last[RA_DEPTH];	/* the last byte of each request */
+	unsigned int sent;
 	int fd;
 	int stop;			/* __atomic: set by the main thread */
 	ext2fs_block_bitmap map;
@@ -47,6 +55,16 @@ static int stopping(struct e2cb_readahead *ra)
 	return __atomic_load_n(&ra->stop, __ATOMIC_RELAXED);
 }
 
+/* Wait for the oldest of RA_DEPTH requests: a byte read waits for its page */
+static void wait_oldest(struct e2cb_readahead *ra)
+{
+	char c;
+
+	if (ra->sent >= RA_DEPTH &&
+	    pread(ra->fd, &c, 1, ra->last[ra->sent % RA_DEPTH]) < 0)
+		return;		/* advice only */
+}
+
 /* Ask for blocks [@start, @start + @count), a chunk at a time */
 static void advise_run(struct e2cb_readahead *ra, blk64_t start,
 		       blk64_t count)
@@ -56,7 +74,9 @@ static void advise_run(struct e2cb_readahead *ra, blk64_t start,
 
 	while (len && !stopping(ra)) {
 		n = len > RA_CHUNK ? RA_CHUNK : len;
+		wait_oldest(ra);
 		posix_fadvise(ra->fd, off, n, POSIX_FADV_WILLNEED);
+		ra->last[ra->sent++ % RA_DEPTH] = off + n - 1;
 		off += n;
 		len -= n;
 	}
