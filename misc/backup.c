@@ -27,6 +27,8 @@
 #include "e2cryptbak.h"
 
 #define IOBUF_SIZE	(1024 * 1024)
+#define WRITER_BUFS	8		/* batches queued for the writer */
+#define BATCH_ENTRIES	64
 #define OUTBLOCK_SIZE	(256 * 1024)
 #define OUTBLOCK_BUFS	8
 #define WRITEBACK_BYTES	(32ULL << 20)
@@ -53,16 +55,26 @@ struct backup {
 	uint32_t seq;
 	uint64_t entries, inodes, encrypted, data_bytes, skipped;
 	uint64_t inodes_total;
-	char *iobuf;
-	uint64_t preread;		/* bytes of the entry's data in iobuf */
-	uint64_t preread_pos;		/* the next of them */
+	char *iobuf;			/* where the entry's data is read */
+	size_t iobuf_room;
+	int preread;			/* all of the entry's data is in iobuf */
+	char *syncbuf;			/* IOBUF_SIZE, for entries written here */
 	char why[96];			/* what failed, for skip_entry() */
 	const char *holes;		/* HOLES_SIZE zero bytes, or NULL */
 	int progress;
 	time_t last_progress;
 	char *path;
 	size_t path_len, path_size;
-	/* the archive's bytes go out on a thread of their own */
+	/* entries go to libarchive on a thread of their own ... */
+	struct e2cb_pipe *writer;
+	int writer_ready;		/* the writer thread takes SIGPIPE */
+	struct job_batch *batch;	/* the batch being filled, or NULL */
+	size_t batch_used;		/* bytes of its data area taken */
+	size_t batch_regions;		/* regions of its region area taken */
+	unsigned int nbatches;
+	struct archive_entry *job_entry[WRITER_BUFS][BATCH_ENTRIES];
+	struct archive_entry *own_entry;	/* for the archive's ends */
+	/* ... and the archive's bytes out on another */
 	struct e2cb_pipe *out;
 	struct e2cb_readahead *ra;
 	int out_fd, out_is_file;
@@ -92,6 +104,34 @@ struct region {
 	uint64_t off, len;
 	blk64_t pblk;
 };
+
+/* An entry as the writer thread writes it, with its data */
+struct entry_job {
+	struct archive_entry *entry;
+	struct e2cb_inode_rec r;	/* sealed by the writer */
+	const char *data;		/* NULL: read as it is written */
+	uint64_t data_pos;
+	struct region *regions;
+	size_t count;
+	uint64_t tar_size;
+	size_t inline_len;		/* of E2CB_IF_INLINE data */
+};
+
+/*
+ * Entries go to the writer thread in batches, each in a buffer of the
+ * pipe: first the jobs, then their data (BATCH_DATA on: up to
+ * IOBUF_SIZE), then their regions.  A region holds a block at least,
+ * so IOBUF_SIZE / 1024 of them always fit.  One entry at a time costs
+ * more in handing over than libarchive takes to write it.
+ */
+struct job_batch {
+	unsigned int count;
+	struct entry_job job[BATCH_ENTRIES];
+};
+#define BATCH_DATA	((sizeof(struct job_batch) + 4095) & ~(size_t) 4095)
+#define BATCH_REGIONS	(BATCH_DATA + IOBUF_SIZE)
+#define BATCH_SIZE	(BATCH_REGIONS + \
+			 IOBUF_SIZE / 1024 * sizeof(struct region))
 
 struct region_list {
 	struct region *r;
@@ -286,7 +326,8 @@ static int region_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 	return 0;
 }
 
-static errcode_t feed_hole(struct backup *b, uint64_t len)
+static errcode_t feed_hole(struct backup *b, const struct entry_job *j,
+			   uint64_t len)
 {
 	const char *zeros = b->holes ? b->holes : zero_buf;
 	size_t max = b->holes ? HOLES_SIZE : sizeof(zero_buf), n;
@@ -294,7 +335,8 @@ static errcode_t feed_hole(struct backup *b, uint64_t len)
 	while (len) {
 		n = len > max ? max : len;
 		if (archive_write_data(b->a, zeros, n) != (ssize_t) n)
-			return archive_err(b, "entry ", entry_path(b));
+			return archive_err(b, "entry ",
+					   archive_entry_pathname(j->entry));
 		len -= n;
 	}
 	return 0;
@@ -346,9 +388,14 @@ static errcode_t preread_data(struct backup *b, const struct region_list *rl)
 	errcode_t retval;
 	size_t i;
 
-	b->preread = b->preread_pos = 0;
+	b->preread = 0;
 	for (i = 0; i < rl->count; i++)
 		total += (rl->r[i].len + bs - 1) / bs * bs;
+	if (total > b->iobuf_room) {
+		/* more than its blocks said: not for the batch */
+		b->iobuf = b->syncbuf;
+		b->iobuf_room = 0;
+	}
 	for (i = 0; i < rl->count; i++) {
 		for (done = 0; done < rl->r[i].len; done += n) {
 			n = rl->r[i].len - done;
@@ -370,8 +417,7 @@ static errcode_t preread_data(struct backup *b, const struct region_list *rl)
 			pos += count * bs;
 		}
 	}
-	if (total <= IOBUF_SIZE)
-		b->preread = total;
+	b->preread = total <= IOBUF_SIZE;
 	return 0;
 }
 
@@ -382,16 +428,17 @@ static errcode_t preread_data(struct backup *b, const struct region_list *rl)
  * is out, and the entry must be whole.  The archive says it is
  * incomplete.
  */
-static errcode_t fetch_blocks(struct backup *b, const struct region *r,
-			      uint64_t done, blk64_t count, const char **data)
+static errcode_t fetch_blocks(struct backup *b, struct entry_job *j,
+			      const struct region *r, uint64_t done,
+			      blk64_t count, const char **data)
 {
 	unsigned int bs = b->fs->blocksize;
 	blk64_t pblk = r->pblk + done / bs, bad, i;
 	errcode_t retval;
 
-	if (b->preread) {
-		*data = b->iobuf + b->preread_pos;
-		b->preread_pos += count * bs;
+	if (j->data) {
+		*data = j->data + j->data_pos;
+		j->data_pos += count * bs;
 		return 0;
 	}
 	*data = b->iobuf;
@@ -414,7 +461,8 @@ static errcode_t fetch_blocks(struct backup *b, const struct region *r,
 	return 0;
 }
 
-static errcode_t write_region(struct backup *b, const struct region *r)
+static errcode_t write_region(struct backup *b, struct entry_job *j,
+			       const struct region *r)
 {
 	ext2_filsys fs = b->fs;
 	uint64_t done = 0, n;
@@ -427,15 +475,17 @@ static errcode_t write_region(struct backup *b, const struct region *r)
 		if (n > IOBUF_SIZE)
 			n = IOBUF_SIZE;
 		blocks = (n + fs->blocksize - 1) / fs->blocksize;
-		retval = fetch_blocks(b, r, done, blocks, &data);
+		retval = fetch_blocks(b, j, r, done, blocks, &data);
 		if (retval)
 			return retval;
-		e2cb_sum_add(&b->sum, r->off + done, data, n);
+		/* data read ahead was summed as it was handed over */
+		if (!j->data)
+			e2cb_sum_add(&b->sum, r->off + done, data, n);
 		if (archive_write_data(b->a, data, n) != (ssize_t) n)
-			return archive_err(b, "entry ", entry_path(b));
+			return archive_err(b, "entry ",
+					   archive_entry_pathname(j->entry));
 		done += n;
 	}
-	b->data_bytes += r->len;
 	return 0;
 }
 
@@ -484,25 +534,23 @@ static void add_sparse_map(struct archive_entry *e,
 		archive_entry_sparse_add_entry(e, tar_size, 0);
 }
 
-static errcode_t write_regions(struct backup *b,
-			       const struct region_list *rl,
-			       uint64_t tar_size)
+static errcode_t write_regions(struct backup *b, struct entry_job *j)
 {
 	uint64_t pos = 0;
 	errcode_t retval;
 	size_t i;
 
 	/* libarchive writes the sparse map with the first data */
-	if (rl->count == 0 && tar_size)
-		return feed_hole(b, tar_size);
-	for (i = 0; i < rl->count; i++) {
-		retval = feed_hole(b, rl->r[i].off - pos);
+	if (j->count == 0 && j->tar_size)
+		return feed_hole(b, j, j->tar_size);
+	for (i = 0; i < j->count; i++) {
+		retval = feed_hole(b, j, j->regions[i].off - pos);
 		if (retval)
 			return retval;
-		retval = write_region(b, &rl->r[i]);
+		retval = write_region(b, j, &j->regions[i]);
 		if (retval)
 			return retval;
-		pos = rl->r[i].off + rl->r[i].len;
+		pos = j->regions[i].off + j->regions[i].len;
 	}
 	return 0;
 }
@@ -590,18 +638,15 @@ static errcode_t read_symlink(struct backup *b, ext2_ino_t ino,
 			return retval;
 		if (!pblk)
 			return EXT2_ET_INODE_CORRUPTED;
-		retval = io_channel_read_blk64(b->fs->io, pblk, 1, b->iobuf);
+		retval = io_channel_read_blk64(b->fs->io, pblk, 1, buf);
 	} else {
 		if (inode->i_block[0] < b->fs->super->s_first_data_block ||
 		    inode->i_block[0] >= ext2fs_blocks_count(b->fs->super))
 			return EXT2_ET_CRYPT_BLOCK_OUT_OF_RANGE;
 		retval = io_channel_read_blk64(b->fs->io, inode->i_block[0],
-					       1, b->iobuf);
+					       1, buf);
 	}
-	if (retval)
-		return retval;
-	memcpy(buf, b->iobuf, size);
-	return 0;
+	return retval;
 }
 
 static errcode_t set_symlink(struct backup *b, ext2_ino_t ino,
@@ -734,17 +779,16 @@ static void fill_tar_header(struct backup *b, const struct e2cb_inode_rec *r)
 	archive_entry_set_size(e, 0);
 }
 
-static void seal_inode_rec(struct backup *b, struct e2cb_inode_rec *r)
+/* The record follows the data before it: sealed as the entry goes out */
+static void seal_inode_rec(struct backup *b, struct entry_job *j)
 {
 	uint8_t rec[E2CB_INODE_REC_SIZE];
 
-	r->seq = ++b->seq;
-	r->prev_data_bytes = b->sum.bytes;
-	r->prev_data_crc = e2cb_sum_final(&b->sum);
-	r->path_crc = e2cb_crc32c(~0U, entry_path(b),
-				   strlen(entry_path(b)));
-	e2cb_encode_inode(r, rec);
-	archive_entry_xattr_add_entry(b->entry, E2CB_REC_INODE, rec,
+	j->r.seq = ++b->seq;
+	j->r.prev_data_bytes = b->sum.bytes;
+	j->r.prev_data_crc = e2cb_sum_final(&b->sum);
+	e2cb_encode_inode(&j->r, rec);
+	archive_entry_xattr_add_entry(j->entry, E2CB_REC_INODE, rec,
 				      sizeof(rec));
 	e2cb_sum_init(&b->sum);
 }
@@ -792,24 +836,213 @@ static errcode_t prepare_data(struct backup *b, ext2_ino_t ino,
 	return 0;
 }
 
-static errcode_t write_inline(struct backup *b, const char *buf, size_t len,
-			      uint64_t size)
+static errcode_t write_inline(struct backup *b, const struct entry_job *j)
 {
-	uint64_t pos;
-	size_t n;
+	const char *path = archive_entry_pathname(j->entry);
+	uint64_t pos, size = j->r.size;
+	size_t n, len = j->inline_len;
 
-	e2cb_sum_add(&b->sum, 0, buf, len);
-	if (len && archive_write_data(b->a, buf, len) != (ssize_t) len)
-		return archive_err(b, "entry ", entry_path(b));
+	if (len && archive_write_data(b->a, j->data, len) != (ssize_t) len)
+		return archive_err(b, "entry ", path);
 	/* i_size past the inline area reads as zeros */
 	for (pos = len; pos < size; pos += n) {
 		n = size - pos > sizeof(zero_buf) ? sizeof(zero_buf) :
 			size - pos;
-		e2cb_sum_add(&b->sum, pos, zero_buf, n);
 		if (archive_write_data(b->a, zero_buf, n) != (ssize_t) n)
-			return archive_err(b, "entry ", entry_path(b));
+			return archive_err(b, "entry ", path);
 	}
-	b->data_bytes += size;
+	return 0;
+}
+
+/*
+ * Sum the data of @j that is at hand, as write_entry() will write it;
+ * inline data is followed by zeros up to i_size.
+ */
+static void sum_job_data(struct backup *b, const struct entry_job *j)
+{
+	unsigned int bs = b->fs->blocksize;
+	uint64_t pos = 0, n;
+	size_t i;
+
+	if (j->r.rflags & E2CB_IF_INLINE) {
+		e2cb_sum_add(&b->sum, 0, j->data, j->inline_len);
+		for (pos = j->inline_len; pos < j->r.size; pos += n) {
+			n = j->r.size - pos;
+			if (n > sizeof(zero_buf))
+				n = sizeof(zero_buf);
+			e2cb_sum_add(&b->sum, pos, zero_buf, n);
+		}
+		return;
+	}
+	for (i = 0; i < j->count; i++) {
+		e2cb_sum_add(&b->sum, j->regions[i].off, j->data + pos,
+			     j->regions[i].len);
+		pos += (j->regions[i].len + bs - 1) / bs * bs;
+	}
+}
+
+/* Write the header, then the data */
+static errcode_t write_entry(struct backup *b, struct entry_job *j)
+{
+	if (archive_write_header(b->a, j->entry) < ARCHIVE_WARN)
+		return archive_err(b, "entry ",
+				   archive_entry_pathname(j->entry));
+	if (j->r.rflags & E2CB_IF_INLINE)
+		return write_inline(b, j);
+	if (j->r.rflags & E2CB_IF_HARDLINK)
+		return 0;
+	return write_regions(b, j);
+}
+
+/*
+ * On the writer thread, a batch at a time, in order.  A closed pipe
+ * kills it as it would the main thread (die_of_closed_pipe() raises
+ * SIGPIPE on the thread that saw it), so SIGPIPE is let through here.
+ */
+static errcode_t emit_batch(void *priv, uint8_t *buf,
+			    size_t len EXT2FS_ATTR((unused)),
+			    uint64_t off EXT2FS_ATTR((unused)))
+{
+	struct job_batch *batch = (struct job_batch *) buf;
+	struct backup *b = priv;
+	sigset_t pipe_set;
+	errcode_t err = 0;
+	unsigned int i;
+
+	if (!b->writer_ready) {
+		sigemptyset(&pipe_set);
+		sigaddset(&pipe_set, SIGPIPE);
+		pthread_sigmask(SIG_UNBLOCK, &pipe_set, NULL);
+		b->writer_ready = 1;
+	}
+	for (i = 0; i < batch->count && !err; i++)
+		err = write_entry(b, &batch->job[i]);
+	return err;
+}
+
+static const struct e2cb_pipe_job batch_ops = { NULL, emit_batch };
+
+/* Hand the batch being filled to the writer */
+static errcode_t flush_batch(struct backup *b)
+{
+	struct job_batch *batch = b->batch;
+
+	b->batch = NULL;
+	if (!batch || !batch->count)
+		return 0;
+	b->nbatches++;
+	return e2cb_pipe_submit(b->writer, &batch_ops, b, 0, 0);
+}
+
+/*
+ * The entry and the data buffer for the next entry, @inode.  Its data
+ * goes in the batch when it is sure to fit: the blocks it holds are an
+ * upper bound.  Otherwise it is read into syncbuf and written here.
+ * The pipe hands its buffers out in turn, and so go the entries: when
+ * a buffer is free again, so are the entries that went with it.
+ */
+static errcode_t next_job(struct backup *b,
+			  const struct ext2_inode_large *inode)
+{
+	unsigned int slots = e2cb_pipe_workers(b->writer) ? WRITER_BUFS : 1;
+	uint64_t need = 0;
+	errcode_t err = 0;
+
+	if (LINUX_S_ISREG(inode->i_mode))
+		need = ext2fs_get_stat_i_blocks(b->fs,
+				(struct ext2_inode *) inode) * 512;
+	if (need < EXT2_INODE_SIZE(b->fs->super))
+		need = EXT2_INODE_SIZE(b->fs->super);	/* inline data */
+	if (b->batch && (b->batch->count == BATCH_ENTRIES ||
+			 need > IOBUF_SIZE - b->batch_used))
+		err = flush_batch(b);
+	if (!b->batch) {
+		b->batch = (struct job_batch *) e2cb_pipe_buffer(b->writer);
+		b->batch->count = 0;
+		b->batch_used = 0;
+		b->batch_regions = 0;
+	}
+	b->entry = b->job_entry[b->nbatches % slots][b->batch->count];
+	b->preread = 0;
+	if (need <= IOBUF_SIZE - b->batch_used) {
+		b->iobuf = (char *) b->batch + BATCH_DATA + b->batch_used;
+		b->iobuf_room = IOBUF_SIZE - b->batch_used;
+	} else {
+		b->iobuf = b->syncbuf;
+		b->iobuf_room = 0;
+	}
+	return err;
+}
+
+/*
+ * Fill in the job and seal its record, here where the entries go in
+ * order.  The data is at @data, or NULL: read as it is written.
+ */
+static void fill_job(struct backup *b, struct entry_job *j,
+		     const struct e2cb_inode_rec *r,
+		     const struct region_list *rl, const char *data,
+		     size_t inline_len)
+{
+	j->entry = b->entry;
+	j->r = *r;
+	j->tar_size = archive_entry_size(b->entry);
+	j->data = data;
+	j->data_pos = 0;
+	j->regions = rl->r;
+	j->count = rl->count;
+	j->inline_len = inline_len;
+	seal_inode_rec(b, j);
+}
+
+/*
+ * Queue the entry in the batch when its data is all there; write it
+ * here otherwise, once the writer is done with what came before.  An
+ * error of the writer was reported there.
+ */
+static errcode_t send_entry(struct backup *b, const struct e2cb_inode_rec *r,
+			    const struct region_list *rl,
+			    const char *inline_buf, size_t inline_len)
+{
+	int has_data = LINUX_S_ISREG(r->mode) &&
+		       !(r->rflags & (E2CB_IF_INLINE | E2CB_IF_HARDLINK));
+	uint64_t used = 0;
+	struct entry_job *j, now;
+	errcode_t err;
+	size_t i;
+
+	if (r->rflags & E2CB_IF_INLINE)
+		b->data_bytes += r->size;
+	for (i = 0; i < rl->count; i++) {
+		b->data_bytes += rl->r[i].len;
+		used += (rl->r[i].len + b->fs->blocksize - 1) /
+			b->fs->blocksize * b->fs->blocksize;
+	}
+	if (inline_len)
+		used = inline_len;
+	if (!b->iobuf_room || used > b->iobuf_room ||
+	    (has_data && !b->preread)) {
+		err = flush_batch(b);
+		if (!err)
+			err = e2cb_pipe_drain(b->writer);
+		if (err)
+			return err;
+		fill_job(b, &now, r, rl, inline_len ? inline_buf :
+			 b->preread ? b->iobuf : NULL, inline_len);
+		if (now.data)
+			sum_job_data(b, &now);
+		return write_entry(b, &now);
+	}
+	if (inline_len)
+		memcpy(b->iobuf, inline_buf, inline_len);
+	j = &b->batch->job[b->batch->count++];
+	fill_job(b, j, r, rl, b->iobuf, inline_len);
+	j->regions = (struct region *) ((char *) b->batch + BATCH_REGIONS) +
+		     b->batch_regions;
+	if (rl->count)
+		memcpy(j->regions, rl->r, rl->count * sizeof(*rl->r));
+	sum_job_data(b, j);
+	b->batch_regions += rl->count;
+	b->batch_used += used;
 	return 0;
 }
 
@@ -863,6 +1096,9 @@ static errcode_t backup_one(struct backup *b, ext2_ino_t ino,
 		skip_entry(b, ino, inode, retval, "reading");
 		goto out;
 	}
+	fatal = next_job(b, inode);
+	if (fatal)
+		goto out;
 	archive_entry_clear(b->entry);
 	fill_inode_rec(b, ino, inode, &r);
 	fill_tar_header(b, &r);
@@ -908,17 +1144,10 @@ static errcode_t backup_one(struct backup *b, ext2_ino_t ino,
 		b->encrypted++;
 
 write_header:
-	seal_inode_rec(b, &r);
-	if (archive_write_header(b->a, b->entry) < ARCHIVE_WARN) {
-		fatal = archive_err(b, "entry ", entry_path(b));
-		goto out;
-	}
-	b->entries++;
-	if (r.rflags & E2CB_IF_INLINE)
-		fatal = write_inline(b, inline_buf, inline_len, r.size);
-	else if (!(r.rflags & E2CB_IF_HARDLINK))
-		fatal = write_regions(b, &rl,
-				      archive_entry_size(b->entry));
+	r.path_crc = e2cb_crc32c(~0U, entry_path(b), strlen(entry_path(b)));
+	fatal = send_entry(b, &r, &rl, inline_buf, inline_len);
+	if (!fatal)
+		b->entries++;
 	if (fatal) {
 		if (fatal != EXT2_ET_SHORT_WRITE) {
 			com_err(program_name, fatal,
@@ -1205,7 +1434,15 @@ static errcode_t write_trailer_entry(struct backup *b)
 {
 	struct e2cb_trailer t;
 	uint8_t buf[E2CB_TRAILER_REC_SIZE];
+	errcode_t err;
 
+	/* the last entries first: the trailer sums them up */
+	err = flush_batch(b);
+	if (!err)
+		err = e2cb_pipe_drain(b->writer);
+	if (err)
+		return err;
+	b->entry = b->own_entry;
 	memset(&t, 0, sizeof(t));
 	t.seq = ++b->seq;
 	t.tflags = b->skipped ? E2CB_TF_INCOMPLETE : 0;
@@ -1358,6 +1595,7 @@ static errcode_t open_output(struct backup *b,
 {
 	struct stat st;
 	errcode_t retval;
+	unsigned int i;
 	int r = ARCHIVE_OK;
 
 	b->out_fd = fd;
@@ -1393,8 +1631,17 @@ static errcode_t open_output(struct backup *b,
 				NULL);
 	if (r != ARCHIVE_OK)
 		return archive_err(b, NULL, NULL);
-	b->entry = archive_entry_new();
-	return b->entry ? 0 : EXT2_ET_NO_MEMORY;
+	b->own_entry = archive_entry_new();
+	b->syncbuf = malloc(IOBUF_SIZE);
+	if (!b->own_entry || !b->syncbuf)
+		return EXT2_ET_NO_MEMORY;
+	for (i = 0; i < WRITER_BUFS * BATCH_ENTRIES; i++) {
+		b->job_entry[i / BATCH_ENTRIES][i % BATCH_ENTRIES] =
+			archive_entry_new();
+		if (!b->job_entry[i / BATCH_ENTRIES][i % BATCH_ENTRIES])
+			return EXT2_ET_NO_MEMORY;
+	}
+	return e2cb_pipe_new(BATCH_SIZE, WRITER_BUFS, 1, &b->writer);
 }
 
 /*
@@ -1455,9 +1702,6 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 					      &b->dirs_seen);
 	if (retval)
 		return retval;
-	b->iobuf = malloc(IOBUF_SIZE);
-	if (!b->iobuf)
-		return EXT2_ET_NO_MEMORY;
 	b->holes = mmap(NULL, HOLES_SIZE, PROT_READ,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (b->holes == MAP_FAILED)
@@ -1465,6 +1709,7 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 	e2cb_sum_init(&b->sum);
 	b->inodes_total = b->fs->super->s_inodes_count -
 			  b->fs->super->s_free_inodes_count;
+	b->entry = b->own_entry;
 	retval = write_header_entry(b, src_path, root);
 	if (retval)
 		return retval;
@@ -1476,8 +1721,17 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 
 static void backup_free(struct backup *b)
 {
-	if (b->entry)
-		archive_entry_free(b->entry);
+	unsigned int i;
+
+	/* the writer first: it may still be in libarchive */
+	e2cb_pipe_free(b->writer);
+	for (i = 0; i < WRITER_BUFS * BATCH_ENTRIES; i++)
+		if (b->job_entry[i / BATCH_ENTRIES][i % BATCH_ENTRIES])
+			archive_entry_free(b->job_entry[i / BATCH_ENTRIES]
+						       [i % BATCH_ENTRIES]);
+	if (b->own_entry)
+		archive_entry_free(b->own_entry);
+	free(b->syncbuf);
 	if (b->a)
 		archive_write_free(b->a);
 	e2cb_readahead_stop(b->ra);
@@ -1485,7 +1739,6 @@ static void backup_free(struct backup *b)
 		ext2fs_free_inode_bitmap(b->dirs_seen);
 	e2cb_pipe_free(b->out);
 	link_free(&b->links);
-	free(b->iobuf);
 	if (b->holes)
 		munmap((void *) b->holes, HOLES_SIZE);
 	free(b->path);
@@ -1657,6 +1910,9 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 		e2cb_readahead_start(b.fs, opts->device, &b.ra);
 	if (!retval)
 		retval = backup_walk(&b, opts->path);
+	/* what is queued goes out before the output is finished */
+	if (b.writer && (err = e2cb_pipe_drain(b.writer)) != 0 && !retval)
+		retval = err;
 	e2cb_readahead_stop(b.ra);
 	b.ra = NULL;
 	if (!retval && archive_write_close(b.a) != ARCHIVE_OK)
