@@ -57,8 +57,8 @@ struct backup {
 	uint64_t inodes_total;
 	char *iobuf;			/* where the entry's data is read */
 	size_t iobuf_room;
-	int preread;			/* all of the entry's data is in iobuf */
-	char *syncbuf;			/* IOBUF_SIZE, for entries written here */
+	int preread;			/* all the entry's data is there */
+	char *syncbuf;			/* for the entries written here */
 	char why[96];			/* what failed, for skip_entry() */
 	const char *holes;		/* HOLES_SIZE zero bytes, or NULL */
 	int progress;
@@ -70,7 +70,7 @@ struct backup {
 	int writer_ready;		/* the writer thread takes SIGPIPE */
 	struct job_batch *batch;	/* the batch being filled, or NULL */
 	size_t batch_used;		/* bytes of its data area taken */
-	size_t batch_regions;		/* regions of its region area taken */
+	size_t batch_regions;		/* of its region area taken */
 	unsigned int nbatches;
 	struct archive_entry *job_entry[WRITER_BUFS][BATCH_ENTRIES];
 	struct archive_entry *own_entry;	/* for the archive's ends */
@@ -602,7 +602,10 @@ static errcode_t add_xattrs(struct backup *b, ext2_ino_t ino,
 	return retval;
 }
 
-/* A symlink's target as stored: inline, in i_block, or in one block */
+/*
+ * A symlink's target as stored: inline, in i_block, or in one block,
+ * read whole into @buf (EXT2_MAX_BLOCK_SIZE bytes at least).
+ */
 static errcode_t read_symlink(struct backup *b, ext2_ino_t ino,
 			      struct ext2_inode_large *inode, char *buf,
 			      size_t *len)
