@@ -354,13 +354,18 @@ def bench_extract(im, mode, rep, res, archive, checked):
                       "count=%d" % mib, "status=none"], cold,
                      "dd of the same bytes")
 
+    # the ceiling of any extract from the image: reading it
+    def cat():
+        return timed(["sh", "-c", 'cat "$0" >/dev/null', im["img"]], cold,
+                     "cat of the image")
+
     runs = [("ours image", ours(im["img"], "image")),
             ("ours archive", ours(archive, "archive")), ("tar", tar)]
     if im["shape"] == "large":
         runs += [("openssl", ssl),
                  ("ours image -O", ours_stdout(im["img"], "image")),
                  ("ours archive -O", ours_stdout(archive, "archive")),
-                 ("dd", dd)]
+                 ("dd", dd), ("cat", cat)]
     for name, fn in orders(rep, runs):
         rm(out)
         res.setdefault(("extract", name, im["shape"], mode),
@@ -474,7 +479,9 @@ def rows(res, images):
              ("extract", "ours archive -O", "openssl",
               "extract -O archive >/dev/null MB/s vs openssl 1 core"),
              ("extract", "dd", "openssl",
-              "(ceiling) dd of as many bytes MB/s vs openssl 1 core")]
+              "(ceiling) dd of as many bytes MB/s vs openssl 1 core"),
+             ("extract", "cat", "openssl",
+              "(ceiling) cat of the image MB/s vs openssl 1 core")]
     for op, us, peer, label in comps:
         for shape in SHAPES:
             for mode in MODES:
@@ -489,7 +496,7 @@ def rows(res, images):
                     ours_t = statistics.median(x.wall for x in a)
                     ssl = statistics.median(y.mbps for y in b)
                     peer_s = "%.0f MB/s" % ssl
-                    tgt = None if us == "dd" else \
+                    tgt = None if us in ("dd", "cat") else \
                         target_for(op, peer, shape)
                 else:
                     ratios = [x.wall / y.wall for x, y in zip(a, b)]
@@ -669,6 +676,9 @@ def report(res, images, rss, started, load0):
               "(large files only)",
               "dd if=/dev/zero of=OUT bs=1M count=DATA_MIB (large files "
               "only: the page cache's write ceiling)",
+              "cat IMG >/dev/null (large files only: the disk's read "
+              "ceiling, the whole image read, its MB/s counted on the "
+              "files' bytes as for the others)",
               "openssl speed -evp aes-256-xts -bytes 4096 -seconds %d "
               "(single core)" % SSL_SECONDS,
               "RSS: the same e2cryptbak backup, restore and extract (from "
