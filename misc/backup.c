@@ -56,7 +56,7 @@ struct backup {
 	uint64_t entries, inodes, encrypted, data_bytes, skipped;
 	uint64_t inodes_total;
 	char *iobuf;			/* where the entry's data is read */
-	size_t iobuf_room;
+	size_t iobuf_room;		/* 0: the entry is written here */
 	int preread;			/* all the entry's data is there */
 	char *syncbuf;			/* for the entries written here */
 	char why[96];			/* what failed, for skip_entry() */
@@ -108,7 +108,7 @@ struct region {
 /* An entry as the writer thread writes it, with its data */
 struct entry_job {
 	struct archive_entry *entry;
-	struct e2cb_inode_rec r;	/* sealed by the writer */
+	struct e2cb_inode_rec r;	/* sealed when queued */
 	const char *data;		/* NULL: read as it is written */
 	uint64_t data_pos;
 	struct region *regions;
