@@ -126,6 +126,16 @@ extern void e2cb_sum_add(struct e2cb_data_sum *s, uint64_t offset,
 extern uint32_t e2cb_sum_final(struct e2cb_data_sum *s);
 
 extern uint32_t e2cb_crc32c(uint32_t crc, const void *buf, size_t len);
+extern uint32_t e2cb_crc32c_combine(uint32_t crc_a, uint32_t crc_b,
+				    uint64_t len_b);
+
+/* Each way this CPU can compute e2cb_crc32c(), the fastest last (tests) */
+struct e2cb_crc32c_way {
+	const char *name;
+	uint32_t (*fn)(uint32_t crc, const void *buf, size_t len);
+};
+
+extern int e2cb_crc32c_ways(const struct e2cb_crc32c_way **ret);
 
 /* records: encode returns the length written to @buf */
 extern size_t e2cb_encode_header(const struct e2cb_header *h, uint8_t *buf,
