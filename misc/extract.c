@@ -1468,7 +1468,8 @@ static void stage_file(struct xt *x, const struct xentry *e)
 	uint64_t bytes;
 	sigset_t old;
 
-	if (x->fs || x->o->list_only || !is_type(e, LINUX_S_IFREG) ||
+	if (x->fs || x->o->list_only || x->o->to_stdout ||
+	    !is_type(e, LINUX_S_IFREG) ||
 	    e->links < 2 || e->hardlink || link_find(x, e->ino))
 		return;
 	if (e->ctx) {
