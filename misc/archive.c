@@ -302,11 +302,8 @@ static void sum_close_region(struct e2cb_data_sum *s)
  * Data arrives in offset order; adjacent pieces form one region, so the
  * sum does not depend on how a reader happens to split the stream.
  */
-void e2cb_sum_add(struct e2cb_data_sum *s, uint64_t offset,
-		  const void *buf, size_t len)
+static void sum_region_at(struct e2cb_data_sum *s, uint64_t offset)
 {
-	if (len == 0)
-		return;
 	if (s->in_region && s->region_start + s->region_len != offset)
 		sum_close_region(s);
 	if (!s->in_region) {
@@ -314,7 +311,27 @@ void e2cb_sum_add(struct e2cb_data_sum *s, uint64_t offset,
 		s->region_start = offset;
 		s->region_len = 0;
 	}
+}
+
+void e2cb_sum_add(struct e2cb_data_sum *s, uint64_t offset,
+		  const void *buf, size_t len)
+{
+	if (len == 0)
+		return;
+	sum_region_at(s, offset);
 	s->crc = e2cb_crc32c(s->crc, buf, len);
+	s->region_len += len;
+	s->bytes += len;
+}
+
+/* The same for data summed elsewhere: @crc is its crc32c from 0 */
+void e2cb_sum_add_crc(struct e2cb_data_sum *s, uint64_t offset, size_t len,
+		      uint32_t crc)
+{
+	if (len == 0)
+		return;
+	sum_region_at(s, offset);
+	s->crc = e2cb_crc32c_combine(s->crc, crc, len);
 	s->region_len += len;
 	s->bytes += len;
 }

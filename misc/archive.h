@@ -123,6 +123,8 @@ struct e2cb_data_sum {
 extern void e2cb_sum_init(struct e2cb_data_sum *s);
 extern void e2cb_sum_add(struct e2cb_data_sum *s, uint64_t offset,
 			 const void *buf, size_t len);
+extern void e2cb_sum_add_crc(struct e2cb_data_sum *s, uint64_t offset,
+			     size_t len, uint32_t crc);
 extern uint32_t e2cb_sum_final(struct e2cb_data_sum *s);
 
 extern uint32_t e2cb_crc32c(uint32_t crc, const void *buf, size_t len);
@@ -211,6 +213,22 @@ extern const struct e2cb_trailer *e2cb_reader_trailer(struct e2cb_reader *r);
 extern int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret);
 extern errcode_t e2cb_reader_data(struct e2cb_reader *r, e2cb_data_func func,
 				  void *priv);
+/* A stretch of an entry's data in the archive file */
+struct e2cb_stretch {
+	uint64_t off;		/* in the entry's data */
+	uint64_t len;
+	uint64_t pos;		/* in the file */
+};
+
+extern errcode_t e2cb_reader_data_map(struct e2cb_reader *r,
+				      const struct e2cb_stretch **ret,
+				      size_t *count, int *fd);
+extern void e2cb_reader_sum_data(struct e2cb_reader *r, uint64_t off,
+				 const void *buf, size_t len);
+extern void e2cb_reader_sum_crc(struct e2cb_reader *r, uint64_t off,
+				size_t len, uint32_t crc);
+extern errcode_t e2cb_reader_sum_again(struct e2cb_reader *r, uint8_t *buf,
+				       size_t bufsize);
 extern const char *e2cb_reader_error(struct e2cb_reader *r);
 extern void e2cb_reader_close(struct e2cb_reader *r);
 

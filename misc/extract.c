@@ -116,12 +116,14 @@ struct sel_path {
  * it: copying the ciphertext out of the page cache costs about what
  * decrypting it does, and the reading thread alone would leave the
  * workers waiting.  Each pipe buffer carries its plan past its
- * IOBUF_SIZE bytes of data.
+ * IOBUF_SIZE bytes of data, and, read from an archive, the crc32c of
+ * that data for the archive's sum.
  */
 struct read_plan {
 	unsigned int count;
+	uint32_t crc;
 	struct {
-		uint64_t pos;		/* in the image */
+		uint64_t pos;		/* in the image or archive */
 		uint32_t len;
 		uint32_t dst;		/* in the buffer */
 	} seg[MAX_READ_SEGS];
@@ -195,8 +197,10 @@ struct writer {
 	int stream;			/* -O: fd is written in order */
 	uint64_t pos;			/* stream: bytes written so far */
 	int plan;			/* w_plan_read(): the workers read */
+	int read_fd;			/* what they read */
+	struct e2cb_reader *sum_to;	/* they sum what they read into it */
 	errcode_t read_err;		/* the first read of theirs failed */
-	uint64_t bad_pblk, bad_byte;	/* at this block, byte of the data */
+	uint64_t bad_pos, bad_byte;	/* at this byte of read_fd, of the data */
 };
 
 /* --- paths ---------------------------------------------------------------- */
@@ -711,6 +715,19 @@ static errcode_t pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos)
 	return 0;
 }
 
+/* Only the first read error of all is kept, to be named */
+static void note_read_error(struct writer *w, errcode_t err, uint64_t pos,
+			    uint64_t byte)
+{
+	pthread_mutex_lock(&w->x->crypt_lock);
+	if (!w->read_err) {
+		w->read_err = err;
+		w->bad_pos = pos;
+		w->bad_byte = byte;
+	}
+	pthread_mutex_unlock(&w->x->crypt_lock);
+}
+
 /*
  * A worker's reads of the plan of @buf, which holds the data at @off.
  * A failure is narrowed to its first block, kept for image_feed() to
@@ -724,24 +741,21 @@ static errcode_t read_planned(struct writer *w, uint8_t *buf, uint64_t off)
 	errcode_t err = 0;
 
 	for (i = 0; i < plan->count && !err; i++)
-		err = pread_all(w->x->img_fd, buf + plan->seg[i].dst,
+		err = pread_all(w->read_fd, buf + plan->seg[i].dst,
 				plan->seg[i].len, plan->seg[i].pos);
 	if (!err)
 		return 0;
 	i--;
 	for (b = 0; b < plan->seg[i].len; b += bs)
-		if (pread_all(w->x->img_fd, buf + plan->seg[i].dst + b, bs,
+		if (pread_all(w->read_fd, buf + plan->seg[i].dst + b,
+			      plan->seg[i].len - b < bs ?
+			      plan->seg[i].len - b : bs,
 			      plan->seg[i].pos + b))
 			break;
-	if (b == plan->seg[i].len)
+	if (b >= plan->seg[i].len)
 		b = 0;
-	pthread_mutex_lock(&w->x->crypt_lock);
-	if (!w->read_err) {
-		w->read_err = err;
-		w->bad_pblk = (plan->seg[i].pos + b) / bs;
-		w->bad_byte = off + plan->seg[i].dst + b;
-	}
-	pthread_mutex_unlock(&w->x->crypt_lock);
+	note_read_error(w, err, plan->seg[i].pos + b,
+			off + plan->seg[i].dst + b);
 	return err;
 }
 
@@ -757,6 +771,8 @@ static errcode_t decrypt_work(void *priv, unsigned int worker, uint8_t *buf,
 		if (err)
 			return err;
 	}
+	if (w->sum_to)
+		BUF_PLAN(buf)->crc = e2cb_crc32c(0, buf, len);
 	if (w->fis[worker])
 		return fscrypt_decrypt_data(w->fis[worker], off, buf, len);
 	pthread_mutex_lock(&w->x->crypt_lock);
@@ -772,6 +788,9 @@ static errcode_t emit_data(void *priv, uint8_t *buf, size_t len,
 	struct writer *w = priv;
 	errcode_t err;
 
+	/* in order: the archive's sum is of the data in order */
+	if (w->sum_to)
+		e2cb_reader_sum_crc(w->sum_to, off, len, BUF_PLAN(buf)->crc);
 	/* the last unit runs past i_size: ftruncate cuts it */
 	err = put_data(w, buf, len, off);
 	if (err) {
@@ -890,24 +909,25 @@ static uint8_t *w_room(struct writer *w, uint64_t off, size_t *room)
 }
 
 /*
- * Instead of reading them: the @count blocks at @pblk go to @dst, room
- * w_room() gave, when a worker takes the buffer.
+ * Instead of reading them: the @len bytes at @pos of w->read_fd go to
+ * @dst, room w_room() gave, when a worker takes the buffer.  A buffer
+ * gets a segment for each extent of an image's file in it, at most one
+ * a block; an archive's stretches of data lie back to back: one.
  */
-static void w_plan_read(struct writer *w, uint8_t *dst, blk64_t pblk,
-			blk64_t count)
+static void w_plan_read(struct writer *w, uint8_t *dst, uint64_t pos,
+			uint32_t len)
 {
 	struct read_plan *plan = BUF_PLAN(w->buf);
-	unsigned int bs = w->x->block_size, i = plan->count;
-	uint64_t pos = pblk * bs;
+	unsigned int i = plan->count;
 	uint32_t at = dst - w->buf;
 
 	if (i && plan->seg[i - 1].pos + plan->seg[i - 1].len == pos &&
 	    plan->seg[i - 1].dst + plan->seg[i - 1].len == at) {
-		plan->seg[i - 1].len += count * bs;
+		plan->seg[i - 1].len += len;
 		return;
 	}
 	plan->seg[i].pos = pos;
-	plan->seg[i].len = count * bs;
+	plan->seg[i].len = len;
 	plan->seg[i].dst = at;
 	plan->count++;
 }
@@ -1804,18 +1824,107 @@ static errcode_t archive_data(const struct e2cb_entry *ae EXT2FS_ATTR((unused)),
 	return w_add(priv, off, buf, len);
 }
 
+static void report_damage(struct xt *x)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s: damaged: %s\n", program_name, x->o->source,
+		e2cb_reader_error(x->r));
+	x->damaged = 1;
+}
+
+/*
+ * A stretch of the archive: what is to be decrypted the workers read,
+ * and sum; the rest, past the last data unit (fs-verity's), is read and
+ * summed here once they are done, to keep the sum in order.
+ */
+static errcode_t plan_stretch(struct xt *x, struct writer *w, int fd,
+			      const struct e2cb_stretch *m)
+{
+	uint64_t off = m->off, pos = m->pos, left = m->len;
+	size_t n, room;
+	uint8_t *dst;
+	errcode_t err;
+
+	while (left && !w->err) {
+		n = left < IOBUF_SIZE ? left : IOBUF_SIZE;
+		dst = off < w->end ? w_room(w, off, &room) : NULL;
+		if (dst) {
+			if (n > room)
+				n = room;
+			if (n > w->end - off)
+				n = w->end - off;
+			w_plan_read(w, dst, pos, n);
+			w_commit(w, n);
+		} else {
+			if (off >= w->end)
+				w_finish(w);
+			err = pread_all(fd, x->iobuf, n, pos);
+			if (err) {
+				note_read_error(w, err, pos, off);
+				return err;
+			}
+			if (off >= w->end)
+				e2cb_reader_sum_data(x->r, off, x->iobuf, n);
+			else
+				w_add(w, off, x->iobuf, n);
+		}
+		off += n;
+		pos += n;
+		left -= n;
+	}
+	return 0;
+}
+
+/*
+ * The data of a file larger than a buffer, from an archive that is a
+ * plain file: the workers read it there as they decrypt, rather than
+ * this thread copying it out of libarchive and summing it.
+ */
+static errcode_t archive_feed_direct(struct xt *x, struct writer *w)
+{
+	const struct e2cb_stretch *map;
+	size_t count, i;
+	errcode_t err;
+	int fd;
+
+	err = e2cb_reader_data_map(x->r, &map, &count, &fd);
+	if (err)
+		return err;
+	w->plan = 1;
+	w->read_fd = fd;
+	w->sum_to = x->r;
+	for (i = 0; i < count && !err && !w->err; i++)
+		err = plan_stretch(x, w, fd, &map[i]);
+	w_finish(w);
+	w->plan = 0;
+	w->sum_to = NULL;
+	if (w->read_err) {
+		report(x, w->read_err, "cannot read the archive at byte %llu "
+		       "(byte %llu of the data)",
+		       (unsigned long long) w->bad_pos,
+		       (unsigned long long) w->bad_byte);
+		x->damaged = 1;
+		return w->read_err;
+	}
+	/* a buffer left out of the sum: sum it all again */
+	if (w->err && e2cb_reader_sum_again(x->r, x->iobuf, IOBUF_SIZE))
+		report_damage(x);
+	return 0;
+}
+
 static errcode_t archive_feed(struct xt *x,
 			      const struct xentry *e EXT2FS_ATTR((unused)),
 			      struct writer *w)
 {
-	errcode_t err = e2cb_reader_data(x->r, archive_data, w);
+	errcode_t err = EXT2_ET_UNIMPLEMENTED;
 
-	if (err == EXT2_ET_CRYPT_BAD_BLOB) {
-		fflush(stdout);
-		fprintf(stderr, "%s: %s: damaged: %s\n", program_name,
-			x->o->source, e2cb_reader_error(x->r));
-		x->damaged = 1;
-	}
+	/* a worker for each buffer: they read as they decrypt */
+	if (w->fis[1])
+		err = archive_feed_direct(x, w);
+	if (err == EXT2_ET_UNIMPLEMENTED)
+		err = e2cb_reader_data(x->r, archive_data, w);
+	if (err == EXT2_ET_CRYPT_BAD_BLOB)
+		report_damage(x);
 	return err;
 }
 
@@ -1919,7 +2028,8 @@ static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 			if (n > room / fs->blocksize)
 				n = room / fs->blocksize;
 			if (rc->w->plan)
-				w_plan_read(rc->w, dst, pblk, n);
+				w_plan_read(rc->w, dst, pblk * fs->blocksize,
+					    n * fs->blocksize);
 			else
 				rc->err = io_channel_read_blk64(fs->io, pblk,
 								n, dst);
@@ -1957,6 +2067,7 @@ static errcode_t image_feed(struct xt *x, const struct xentry *e,
 	if (!(inode->i_flags & EXT4_INLINE_DATA_FL)) {
 		/* a worker for each buffer: they read as they decrypt */
 		w->plan = x->img_fd >= 0 && w->fis[1];
+		w->read_fd = x->img_fd;
 		err = ext2fs_stored_runs_iterate(x->fs, e->ino, inode,
 						 run_proc, &rc);
 		if (!err)
@@ -1967,7 +2078,8 @@ static errcode_t image_feed(struct xt *x, const struct xentry *e,
 		if (w->read_err)
 			report(x, w->read_err, "cannot read block %llu (byte "
 			       "%llu of the data)",
-			       (unsigned long long) w->bad_pblk,
+			       (unsigned long long) (w->bad_pos /
+						     x->block_size),
 			       (unsigned long long) w->bad_byte);
 		return w->read_err;
 	}

@@ -12,10 +12,14 @@
  */
 
 #include "config.h"
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "e2cryptbak.h"
 
 /* An inode with several names, and the path its data was archived at */
@@ -28,6 +32,13 @@ struct e2cb_reader {
 	struct archive *a;
 	struct archive_entry *ae;
 	int flags;
+	int fd;				/* the archive's */
+	int own_fd;
+	mode_t fd_mode;
+	int64_t fd_start;		/* where in fd the archive begins */
+	int plain_file;			/* fd: a regular file, not compressed */
+	struct e2cb_stretch *map;	/* the current entry's data in fd */
+	size_t map_len, map_size;
 	struct e2cb_header hdr;
 	struct e2cb_trailer trailer;
 	struct e2cb_entry cur;
@@ -179,6 +190,7 @@ static int next_tar_header(struct e2cb_reader *r, const char *what)
 
 static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 {
+	struct stat st;
 	int ret;
 
 	r->a = archive_read_new();
@@ -187,16 +199,50 @@ static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 		return EXT2_ET_NO_MEMORY;
 	archive_read_support_format_tar(r->a);
 	archive_read_support_filter_all(r->a);
-	if (!strcmp(name, "-"))
-		ret = archive_read_open_fd(r->a, 0, 65536);
-	else
-		ret = archive_read_open_filename(r->a, name, 65536);
+	if (strcmp(name, "-")) {
+		r->fd = open(name, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0) {
+			snprintf(r->err, sizeof(r->err), "cannot open %s: %s",
+				 name, strerror(errno));
+			return EXT2_ET_FILE_NOT_FOUND;
+		}
+		r->own_fd = 1;
+	}
+	if (fstat(r->fd, &st) == 0)
+		r->fd_mode = st.st_mode;
+	if (S_ISDIR(r->fd_mode)) {
+		snprintf(r->err, sizeof(r->err), "cannot open %s: %s", name,
+			 strerror(EISDIR));
+		return EXT2_ET_FILE_NOT_FOUND;
+	}
+	r->fd_start = lseek(r->fd, 0, SEEK_CUR);
+	ret = archive_read_open_fd(r->a, r->fd, 65536);
 	if (ret != ARCHIVE_OK) {
 		snprintf(r->err, sizeof(r->err), "cannot open %s: %s", name,
 			 archive_error_string(r->a));
 		return EXT2_ET_FILE_NOT_FOUND;
 	}
+	r->plain_file = r->fd_start >= 0 && S_ISREG(r->fd_mode) &&
+			archive_filter_count(r->a) == 1 &&
+			archive_filter_code(r->a, 0) == ARCHIVE_FILTER_NONE;
 	return 0;
+}
+
+/*
+ * A FIFO we opened is read to its end before it is closed, as
+ * libarchive does for the files it opens: the writer is not cut off
+ * with EPIPE, and whoever opens the FIFO next does not get our tail.
+ */
+static void close_archive_fd(struct e2cb_reader *r)
+{
+	char buf[65536];
+
+	if (!r->own_fd)
+		return;
+	if (S_ISFIFO(r->fd_mode) || S_ISSOCK(r->fd_mode))
+		while (read(r->fd, buf, sizeof(buf)) > 0)
+			;
+	close(r->fd);
 }
 
 /* The header and trailer entries are empty files carrying one record */
@@ -257,6 +303,7 @@ errcode_t e2cb_reader_open(const char *name, int flags,
 		return EXT2_ET_NO_MEMORY;
 	*ret = r;
 	r->flags = flags;
+	r->fd = 0;
 	r->data_done = 1;
 	e2cb_sum_init(&r->sum);
 	retval = open_archive(r, name);
@@ -781,6 +828,146 @@ errcode_t e2cb_reader_data(struct e2cb_reader *r, e2cb_data_func func,
 	return 0;
 }
 
+static int add_stretch(struct e2cb_reader *r, la_int64_t off,
+		       la_int64_t len, uint64_t pos)
+{
+	struct e2cb_stretch *m;
+	size_t size;
+
+	if (!len)
+		return 0;
+	if (off < 0 || len < 0 || (uint64_t) off > r->cur.tar_size ||
+	    (uint64_t) len > r->cur.tar_size - off)
+		return damage(r, "data beyond the entry's size");
+	if (r->map_len == r->map_size) {
+		size = r->map_size ? 2 * r->map_size : 16;
+		m = realloc(r->map, size * sizeof(*m));
+		if (!m)
+			return damage(r, "no memory for its data's map");
+		r->map = m;
+		r->map_size = size;
+	}
+	m = &r->map[r->map_len++];
+	m->off = off;
+	m->len = len;
+	m->pos = pos;
+	return 0;
+}
+
+/*
+ * Where libarchive would read the entry's data, from @pos of the file
+ * on: the sparse map's stretches back to back, or the whole size.
+ */
+static int map_data(struct e2cb_reader *r, uint64_t pos, uint64_t *total)
+{
+	la_int64_t off, len;
+
+	r->map_len = 0;
+	*total = 0;
+	if (!archive_entry_sparse_reset(r->ae)) {
+		*total = r->cur.tar_size;
+		return add_stretch(r, 0, r->cur.tar_size, pos);
+	}
+	while (archive_entry_sparse_next(r->ae, &off, &len) == ARCHIVE_OK) {
+		if (add_stretch(r, off, len, pos + *total))
+			return -1;
+		*total += len;
+	}
+	return 0;
+}
+
+/*
+ * The current entry's data as stretches of the archive file, for a
+ * caller that reads them itself (pread() on @fd) instead of copying
+ * them out of libarchive: possible when the archive is an uncompressed
+ * regular file that holds all of them.  The data is skipped here; the
+ * caller hands what it reads to e2cb_reader_sum_data() or, summed from
+ * 0, to e2cb_reader_sum_crc(), in order, before e2cb_reader_next().
+ * EXT2_ET_UNIMPLEMENTED: it cannot be read so, and nothing was done.
+ */
+errcode_t e2cb_reader_data_map(struct e2cb_reader *r,
+			       const struct e2cb_stretch **ret, size_t *count,
+			       int *fd)
+{
+	uint64_t pos, total, skipped;
+	struct stat st;
+
+	if (r->data_done || !r->plain_file || fstat(r->fd, &st))
+		return EXT2_ET_UNIMPLEMENTED;
+	pos = r->fd_start + archive_filter_bytes(r->a, 0);
+	if (map_data(r, pos, &total)) {
+		r->data_done = 1;
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	}
+	/* a truncated archive: libarchive says so as it reads */
+	if (pos + total > (uint64_t) st.st_size)
+		return EXT2_ET_UNIMPLEMENTED;
+	r->data_done = 1;
+	if (archive_read_data_skip(r->a) < ARCHIVE_WARN) {
+		damage(r, "while skipping its data: %s", archive_why(r));
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	}
+	/* what libarchive skipped is that data and the block's padding */
+	skipped = r->fd_start + archive_filter_bytes(r->a, 0) - pos;
+	if (skipped < total || skipped - total >= 512) {
+		damage(r, "its data is not where its sparse map puts it");
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	}
+	r->data_bytes += total;
+	*ret = r->map;
+	*count = r->map_len;
+	*fd = r->fd;
+	return 0;
+}
+
+/* Data the caller of e2cb_reader_data_map() read, into the entry's sum */
+void e2cb_reader_sum_data(struct e2cb_reader *r, uint64_t off,
+			  const void *buf, size_t len)
+{
+	e2cb_sum_add(&r->sum, off, buf, len);
+}
+
+/* The same, summed already: @crc is the crc32c of the @len bytes from 0 */
+void e2cb_reader_sum_crc(struct e2cb_reader *r, uint64_t off, size_t len,
+			 uint32_t crc)
+{
+	e2cb_sum_add_crc(&r->sum, off, len, crc);
+}
+
+/*
+ * When the caller of e2cb_reader_data_map() could not sum all it read
+ * (its output failed, and it stopped): the sum from the start, reading
+ * the data again into @buf, so that the next entry still checks it.
+ */
+errcode_t e2cb_reader_sum_again(struct e2cb_reader *r, uint8_t *buf,
+				size_t bufsize)
+{
+	const struct e2cb_stretch *m;
+	uint64_t done;
+	size_t n;
+	ssize_t got;
+
+	e2cb_sum_init(&r->sum);
+	for (m = r->map; m < r->map + r->map_len; m++) {
+		for (done = 0; done < m->len; done += got) {
+			n = m->len - done < bufsize ? m->len - done : bufsize;
+			got = pread(r->fd, buf, n, m->pos + done);
+			if (got < 0 && errno == EINTR) {
+				got = 0;
+				continue;
+			}
+			if (got <= 0) {
+				damage(r, "while reading its data: %s",
+				       got ? strerror(errno) :
+				       "unexpected end of the archive");
+				return EXT2_ET_CRYPT_BAD_BLOB;
+			}
+			e2cb_sum_add(&r->sum, m->off + done, buf, got);
+		}
+	}
+	return 0;
+}
+
 void e2cb_reader_close(struct e2cb_reader *r)
 {
 	size_t i;
@@ -791,6 +978,8 @@ void e2cb_reader_close(struct e2cb_reader *r)
 		archive_entry_free(r->ae);
 	if (r->a)
 		archive_read_free(r->a);
+	close_archive_fd(r);
+	free(r->map);
 	while (r->ndirs)
 		free(r->dirs[--r->ndirs]);
 	free(r->dirs);
