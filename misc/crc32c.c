@@ -294,6 +294,12 @@ static uint32_t crc32c_fold(uint32_t crc, const void *buf, size_t len)
 		r = fold128(r, fold_by_16, _mm_loadu_si128((const void *) p));
 	c = _mm_crc32_u64(0, _mm_cvtsi128_si64(r));
 	c = _mm_crc32_u64(c, _mm_extract_epi64(r, 1));
+	/*
+	 * The zmm registers' upper halves dirty would slow down every
+	 * legacy SSE instruction after us (OpenSSL's AES-NI code among
+	 * them); GCC does not clear them before a tail call.
+	 */
+	_mm256_zeroupper();
 	return crc32c_sse42(c, p, len);
 }
 
