@@ -301,8 +301,10 @@ static void sum_close_region(struct e2cb_data_sum *s)
 /*
  * Data arrives in offset order; adjacent pieces form one region, so the
  * sum does not depend on how a reader happens to split the stream.
+ * The caller then adds the @len bytes at @offset to s->crc.
  */
-static void sum_region_at(struct e2cb_data_sum *s, uint64_t offset)
+static void sum_region_grow(struct e2cb_data_sum *s, uint64_t offset,
+			    size_t len)
 {
 	if (s->in_region && s->region_start + s->region_len != offset)
 		sum_close_region(s);
@@ -311,6 +313,8 @@ static void sum_region_at(struct e2cb_data_sum *s, uint64_t offset)
 		s->region_start = offset;
 		s->region_len = 0;
 	}
+	s->region_len += len;
+	s->bytes += len;
 }
 
 void e2cb_sum_add(struct e2cb_data_sum *s, uint64_t offset,
@@ -318,10 +322,8 @@ void e2cb_sum_add(struct e2cb_data_sum *s, uint64_t offset,
 {
 	if (len == 0)
 		return;
-	sum_region_at(s, offset);
+	sum_region_grow(s, offset, len);
 	s->crc = e2cb_crc32c(s->crc, buf, len);
-	s->region_len += len;
-	s->bytes += len;
 }
 
 /* The same for data summed elsewhere: @crc is its crc32c from 0 */
@@ -330,10 +332,8 @@ void e2cb_sum_add_crc(struct e2cb_data_sum *s, uint64_t offset, size_t len,
 {
 	if (len == 0)
 		return;
-	sum_region_at(s, offset);
+	sum_region_grow(s, offset, len);
 	s->crc = e2cb_crc32c_combine(s->crc, crc, len);
-	s->region_len += len;
-	s->bytes += len;
 }
 
 uint32_t e2cb_sum_final(struct e2cb_data_sum *s)
