@@ -5,10 +5,15 @@
  * thread doing all three leaves a core idle while the kernel copies the
  * output into the page cache.  Here the reading thread fills buffers
  * and worker threads take them: each runs the job's work (decryption)
- * on the buffer it took, several at once, then waits for its turn to
- * run the job's emit (the write), so that buffers come out in the order
- * they were submitted.  Where no thread can be started, a job runs at
- * once on the submitting thread.
+ * on the buffer it took, several at once; the job's emit (the write)
+ * runs in the order the buffers were submitted, by whichever worker
+ * finds the next one done, while the others go on working.  Where no
+ * thread can be started, a job runs at once on the submitting thread.
+ *
+ * Every wake-up costs (in a virtual machine, an interrupt between
+ * CPUs), so threads are woken only when they have something to do: a
+ * worker when a buffer is queued, the submitting thread once half of
+ * the buffers are free again, or all are.
  *
  * A worker is numbered: work() is told which one runs it, so that a
  * caller can give each worker state of its own (a cipher context).
@@ -30,7 +35,7 @@
 
 #define MAX_BUFS	8
 
-enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_TAKEN };
+enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_TAKEN, SLOT_DONE };
 
 struct slot {
 	uint8_t *buf;
@@ -38,21 +43,26 @@ struct slot {
 	void *priv;
 	size_t len;
 	uint64_t off;
+	errcode_t err;			/* its work's */
 	enum slot_state state;
 };
 
 struct e2cb_pipe {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t work;		/* a slot was queued, or quit */
+	pthread_cond_t room;		/* slots were freed */
 	pthread_t thread[E2CB_PIPE_MAX_WORKERS];
 	unsigned int nthreads;
+	unsigned int idle;		/* workers waiting on work */
+	int room_wanted;		/* someone waits on room */
+	int emitting;			/* a worker runs the emits */
 	int quit;
 	size_t bufsize;
 	unsigned int nbuf;
 	unsigned int fill;		/* the next slot to hand out */
 	unsigned int take;		/* the next slot a worker takes */
 	unsigned int emit;		/* the next slot to emit */
-	unsigned int pending;		/* queued or taken */
+	unsigned int pending;		/* not free */
 	errcode_t err;			/* the first job error */
 	struct slot slot[MAX_BUFS];
 };
@@ -62,33 +72,61 @@ struct worker_arg {
 	unsigned int id;
 };
 
-/* With the lock held: the slot taken is done; the next may go */
-static void finish_slot(struct e2cb_pipe *p, struct slot *s, errcode_t err)
+/* With the lock held: the slot emitted is free again */
+static void free_slot(struct e2cb_pipe *p, struct slot *s, errcode_t err)
 {
 	if (err && !p->err)
 		p->err = err;
 	s->state = SLOT_FREE;
 	p->pending--;
 	p->emit = (p->emit + 1) % p->nbuf;
-	pthread_cond_broadcast(&p->cond);
+	if (p->room_wanted && (!p->pending || 2 * p->pending <= p->nbuf)) {
+		p->room_wanted = 0;
+		pthread_cond_broadcast(&p->room);
+	}
+}
+
+/*
+ * With the lock held: emit the done slots in order, unless another
+ * worker is at it (it will find ours done when it gets there).
+ */
+static void emit_done(struct e2cb_pipe *p)
+{
+	struct slot *s;
+	errcode_t err;
+
+	if (p->emitting)
+		return;
+	p->emitting = 1;
+	while ((s = &p->slot[p->emit])->state == SLOT_DONE) {
+		err = s->err ? s->err : p->err;
+		pthread_mutex_unlock(&p->lock);
+		if (!err && s->job->emit)
+			err = s->job->emit(s->priv, s->buf, s->len, s->off);
+		pthread_mutex_lock(&p->lock);
+		free_slot(p, s, err);
+	}
+	p->emitting = 0;
 }
 
 static void *worker(void *arg)
 {
 	struct e2cb_pipe *p = ((struct worker_arg *) arg)->p;
-	unsigned int id = ((struct worker_arg *) arg)->id, mine;
+	unsigned int id = ((struct worker_arg *) arg)->id;
 	struct slot *s;
 	errcode_t err;
 
 	free(arg);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (p->slot[p->take].state != SLOT_QUEUED && !p->quit)
-			pthread_cond_wait(&p->cond, &p->lock);
+		while (p->slot[p->take].state != SLOT_QUEUED && !p->quit) {
+			p->idle++;
+			pthread_cond_wait(&p->work, &p->lock);
+			p->idle--;
+		}
 		if (p->slot[p->take].state != SLOT_QUEUED)
 			break;
-		mine = p->take;
-		s = &p->slot[mine];
+		s = &p->slot[p->take];
 		s->state = SLOT_TAKEN;
 		p->take = (p->take + 1) % p->nbuf;
 		/* after an error the rest only waits to be discarded */
@@ -97,15 +135,9 @@ static void *worker(void *arg)
 		if (!err && s->job->work)
 			err = s->job->work(s->priv, id, s->buf, s->len, s->off);
 		pthread_mutex_lock(&p->lock);
-		while (p->emit != mine)
-			pthread_cond_wait(&p->cond, &p->lock);
-		if (!err)
-			err = p->err;
-		pthread_mutex_unlock(&p->lock);
-		if (!err && s->job->emit)
-			err = s->job->emit(s->priv, s->buf, s->len, s->off);
-		pthread_mutex_lock(&p->lock);
-		finish_slot(p, s, err);
+		s->err = err;
+		s->state = SLOT_DONE;
+		emit_done(p);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -151,7 +183,8 @@ errcode_t e2cb_pipe_new(size_t bufsize, unsigned int nbuf,
 	if (!p)
 		return ENOMEM;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->room, NULL);
 	p->bufsize = bufsize;
 	p->nbuf = nworkers ? nbuf : 1;
 	for (i = 0; i < p->nbuf; i++) {
@@ -181,8 +214,10 @@ uint8_t *e2cb_pipe_buffer(struct e2cb_pipe *p)
 
 	if (p->nthreads) {
 		pthread_mutex_lock(&p->lock);
-		while (s->state != SLOT_FREE)
-			pthread_cond_wait(&p->cond, &p->lock);
+		while (s->state != SLOT_FREE) {
+			p->room_wanted = 1;
+			pthread_cond_wait(&p->room, &p->lock);
+		}
 		pthread_mutex_unlock(&p->lock);
 	}
 	return s->buf;
@@ -216,7 +251,8 @@ errcode_t e2cb_pipe_submit(struct e2cb_pipe *p,
 	s->state = SLOT_QUEUED;
 	p->pending++;
 	p->fill = (p->fill + 1) % p->nbuf;
-	pthread_cond_broadcast(&p->cond);
+	if (p->idle)
+		pthread_cond_signal(&p->work);
 	err = p->err;
 	pthread_mutex_unlock(&p->lock);
 	return err;
@@ -228,8 +264,10 @@ errcode_t e2cb_pipe_drain(struct e2cb_pipe *p)
 	errcode_t err;
 
 	pthread_mutex_lock(&p->lock);
-	while (p->pending)
-		pthread_cond_wait(&p->cond, &p->lock);
+	while (p->pending) {
+		p->room_wanted = 1;
+		pthread_cond_wait(&p->room, &p->lock);
+	}
 	err = p->err;
 	p->err = 0;
 	pthread_mutex_unlock(&p->lock);
@@ -246,7 +284,7 @@ void e2cb_pipe_free(struct e2cb_pipe *p)
 		e2cb_pipe_drain(p);
 		pthread_mutex_lock(&p->lock);
 		p->quit = 1;
-		pthread_cond_broadcast(&p->cond);
+		pthread_cond_broadcast(&p->work);
 		pthread_mutex_unlock(&p->lock);
 		for (i = 0; i < p->nthreads; i++)
 			pthread_join(p->thread[i], NULL);
@@ -258,6 +296,7 @@ void e2cb_pipe_free(struct e2cb_pipe *p)
 		free(p->slot[i].buf);
 	}
 	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->cond);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->room);
 	free(p);
 }
