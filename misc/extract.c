@@ -172,6 +172,7 @@ struct xt {
 	uint64_t enc_seen, enc_ok;
 	int damaged;
 	errcode_t stop;			/* the output failed: no more entries */
+	int stop_cut;			/* -O: a file in the stream is cut short */
 	int anon_files;			/* files are made with O_TMPFILE */
 	int tmp_dirfd;			/* else the file being written is */
 	char tmp_name[64];		/* tmp_name in tmp_dirfd, or "" */
@@ -193,6 +194,7 @@ struct writer {
 	size_t len;
 	errcode_t err;
 	int write_failed;		/* err is the output's, not the input's */
+	int reported;			/* the feed has said what went wrong */
 	uint64_t done_bytes;		/* written by the pipe's jobs */
 	int stream;			/* -O: fd is written in order */
 	uint64_t pos;			/* stream: bytes written so far */
@@ -1201,8 +1203,9 @@ static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
 		w.write_failed = 1;
 	}
 	if (err) {
-		report(x, err, w.write_failed ? "cannot write" :
-		       "while writing the data");
+		if (!w.reported)
+			report(x, err, w.write_failed ? "cannot write" :
+			       "while writing the data");
 		if (w.write_failed)
 			check_dest(x, err);
 		goto fail;
@@ -1251,12 +1254,15 @@ static errcode_t stream_file(struct xt *x, const struct xentry *e,
 		w.write_failed = !!err;
 	}
 	if (err) {
-		report(x, err, w.write_failed ? "cannot write to standard "
-		       "output" : "while writing the data");
-		if (w.pos && !x->stop)
+		if (!w.reported)
+			report(x, err, w.write_failed ? "cannot write to "
+			       "standard output" : "while writing the data");
+		if (w.pos && !x->stop) {
 			x->stop = err;
-		else
+			x->stop_cut = !w.write_failed;
+		} else {
 			check_dest(x, err);
+		}
 		if (w.write_failed && !x->stop)
 			x->stop = err;
 	}
@@ -1904,6 +1910,7 @@ static errcode_t archive_feed_direct(struct xt *x, struct writer *w)
 		       (unsigned long long) w->bad_pos,
 		       (unsigned long long) w->bad_byte);
 		x->damaged = 1;
+		w->reported = 1;
 		return w->read_err;
 	}
 	/* a buffer left out of the sum: sum it all again */
@@ -1923,8 +1930,10 @@ static errcode_t archive_feed(struct xt *x,
 		err = archive_feed_direct(x, w);
 	if (err == EXT2_ET_UNIMPLEMENTED)
 		err = e2cb_reader_data(x->r, archive_data, w);
-	if (err == EXT2_ET_CRYPT_BAD_BLOB)
+	if (err == EXT2_ET_CRYPT_BAD_BLOB) {
 		report_damage(x);
+		w->reported = 1;
+	}
 	return err;
 }
 
@@ -2075,12 +2084,14 @@ static errcode_t image_feed(struct xt *x, const struct xentry *e,
 		if (err || !w->plan)
 			return err;
 		w_finish(w);
-		if (w->read_err)
+		if (w->read_err) {
 			report(x, w->read_err, "cannot read block %llu (byte "
 			       "%llu of the data)",
 			       (unsigned long long) (w->bad_pos /
 						     x->block_size),
 			       (unsigned long long) w->bad_byte);
+			w->reported = 1;
+		}
 		return w->read_err;
 	}
 	err = ext2fs_inline_data_size(x->fs, e->ino, &size);
@@ -2590,6 +2601,14 @@ static int finish(struct xt *x)
 		       (unsigned long long) x->missing,
 		       (unsigned long long) x->refused,
 		       (unsigned long long) x->failed);
+	if (x->stop_cut) {
+		fflush(stdout);
+		fprintf(stderr, "%s: standard output: a file is cut short "
+			"(%s): extraction stopped; the entries after it were "
+			"not extracted\n", program_name,
+			error_message(x->stop));
+		return E2CB_EXIT_ERROR;
+	}
 	if (x->stop) {
 		fflush(stdout);
 		fprintf(stderr, "%s: %s: %s: extraction stopped; the entries "
