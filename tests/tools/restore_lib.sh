@@ -90,20 +90,22 @@ os.execvp(sys.argv[1], sys.argv[1:])')
 # first 32 KiB, all the header needs, and no more than a pipe holds),
 # "gate" (FIFO.opened once restore has it open, then all of it once
 # FIFO.go exists) or a signal name, sent after half of ARCHIVE_HALF
-# bytes (default: half the archive) before the rest.  Each pass waits
-# for restore to have closed the one before, so that none runs into
-# the next.  Run it in the background.
+# bytes (default: half the archive) before the rest.  Each pass after
+# the first waits until restore is blocked opening the FIFO again
+# (wchan wait_for_partner), so that none runs into the one before: a
+# writer that opened while restore still held the last pass open would
+# feed that pass (and its drain) instead.  Where the kernel does not
+# name the wait, until restore no longer holds the FIFO open, which has
+# that race.  Run it in the background.
 feed() {
-	local pid=$1 ar=$2 fifo=$3 pass at
+	local pid=$1 ar=$2 fifo=$3 pass at first=1
 
 	shift 3
 	[ "${fifo#/}" = "$fifo" ] && fifo=$PWD/$fifo
 	at=${ARCHIVE_HALF:-$(($(stat -c %s "$ar") / 2))}
 	for pass in "$@"; do
-		while ls -l /proc/"$pid"/fd 2>/dev/null |
-		      grep -qF -- "-> $fifo"; do
-			sleep 0.01
-		done
+		[ -n "$first" ] || wait_reopen "$pid" "$fifo"
+		first=
 		case $pass in
 		all)	cat "$ar" ;;
 		head)	head -c 32768 "$ar" ;;
@@ -115,6 +117,21 @@ feed() {
 			tail -c +$((at + 1)) "$ar" ;;
 		esac >"$fifo"
 	done 2>/dev/null
+}
+
+# wait_reopen PID FIFO: until PID (alive) waits to open a FIFO again
+wait_reopen() {
+	local w
+
+	while kill -0 "$1" 2>/dev/null; do
+		w=$(cat /proc/"$1"/wchan 2>/dev/null)
+		case $w in
+		wait_for_partner) return 0 ;;
+		""|0)	ls -l /proc/"$1"/fd 2>/dev/null |
+			grep -qF -- "-> $2" || return 0 ;;
+		esac
+		sleep 0.01
+	done
 }
 
 # stop_feeder PID: a feeder and whatever it is blocked in
