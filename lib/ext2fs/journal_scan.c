@@ -519,6 +519,7 @@ static errcode_t do_pass(struct ext2fs_journal *j, struct pass_state *s,
 {
 	const struct jbd2_header *h = (void *) s->buf;
 	enum step step = STEP_NEXT;
+	unsigned long long steps = 0;
 	errcode_t err = 0;
 
 	s->next_tid = j->sequence;
@@ -532,6 +533,11 @@ static errcode_t do_pass(struct ext2fs_journal *j, struct pass_state *s,
 		if (s->pass != PASS_SCAN &&
 		    tid_geq(s->next_tid, info->end_tid))
 			break;
+		/* a log of descriptors without a commit would never end */
+		if (++steps > 2ULL * j->total_len)
+			return say(j, EXT2_ET_JOURNAL_DAMAGED, "the log runs "
+				   "round without end at transaction %u",
+				   s->next_tid);
 		err = ext2fs_journal_read_block(j, s->next_blk, s->buf);
 		if (err)
 			return err;
@@ -696,6 +702,9 @@ static errcode_t map_journal(struct ext2fs_journal *j, ext2_ino_t ino)
 			   inode.i_mode,
 			   (unsigned long long) EXT2_I_SIZE(&inode));
 	j->total_len = EXT2_I_SIZE(&inode) / j->blocksize;
+	if (j->total_len > ext2fs_blocks_count(j->fs->super))
+		return say(j, EXT2_ET_JOURNAL_DAMAGED, "the journal inode %u "
+			   "is larger than the filesystem", ino);
 	retval = ext2fs_get_arrayzero(j->total_len, sizeof(*j->bmap),
 				      &j->bmap);
 	if (retval)
