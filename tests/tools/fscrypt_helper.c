@@ -3,8 +3,9 @@
  *
  * A small standalone tool used by tests/tools/mkfixture to add keys, set
  * policies and read them back on a mounted ext4 filesystem (and to make
- * a unix socket inode, which the shell cannot).  It needs only
- * libc and the <linux/fscrypt.h> uapi header.
+ * a unix socket inode, which the shell cannot; and, for the kernel lab,
+ * to enable and measure fs-verity).  It needs only libc and the
+ * <linux/fscrypt.h> and <linux/fsverity.h> uapi headers.
  *
  * Key bytes are read from a file (never the command line, so they do not
  * show up in ps), wiped after use and never printed.
@@ -23,8 +24,43 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <linux/fscrypt.h>
+#include <linux/fsverity.h>
 
 static const char *prog = "fscrypt_helper";
+
+/* Newer than some uapi headers */
+#ifndef FSCRYPT_MODE_SM4_XTS
+#define FSCRYPT_MODE_SM4_XTS	7
+#define FSCRYPT_MODE_SM4_CTS	8
+#endif
+
+static const struct {
+	const char *name;
+	int mode;
+} modes[] = {
+	{ "aes256xts", FSCRYPT_MODE_AES_256_XTS },
+	{ "aes256cts", FSCRYPT_MODE_AES_256_CTS },
+	{ "aes128cbc", FSCRYPT_MODE_AES_128_CBC },
+	{ "aes128cts", FSCRYPT_MODE_AES_128_CTS },
+	{ "sm4xts", FSCRYPT_MODE_SM4_XTS },
+	{ "sm4cts", FSCRYPT_MODE_SM4_CTS },
+	{ "adiantum", FSCRYPT_MODE_ADIANTUM },
+	{ "aes256hctr2", FSCRYPT_MODE_AES_256_HCTR2 },
+};
+
+static int mode_number(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(name, modes[i].name))
+			return modes[i].mode;
+	fprintf(stderr, "%s: unknown mode %s; one of:", prog, name);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		fprintf(stderr, " %s", modes[i].name);
+	fputc('\n', stderr);
+	exit(1);
+}
 
 /*
  * Older uapi headers call the v2 log2_data_unit_size byte __reserved[0];
@@ -59,12 +95,17 @@ static void usage(void)
 		"  add_key MNT KEYFILE\n"
 		"  add_key_v1 MNT KEYFILE DESCRIPTOR_HEX\n"
 		"  set_policy DIR v1|v2 KEYID_OR_DESCRIPTOR_HEX [pad=4|8|16|32]\n"
-		"             [iv_ino_lblk_64] [iv_ino_lblk_32] [du=LOG2]\n"
+		"             [iv_ino_lblk_64] [iv_ino_lblk_32] [direct_key]\n"
+		"             [du=LOG2] [contents=MODE] [filenames=MODE]\n"
 		"  get_policy PATH\n"
 		"  get_nonce PATH\n"
 		"  remove_key MNT KEYID_HEX\n"
 		"  remove_key_v1 MNT DESCRIPTOR_HEX\n"
-		"  mksock PATH\n", prog);
+		"  mksock PATH\n"
+		"  enable_verity FILE [BLOCKSIZE]\n"
+		"  measure_verity FILE\n"
+		"MODE: aes256xts aes256cts aes128cbc aes128cts sm4xts sm4cts\n"
+		"      adiantum aes256hctr2\n", prog);
 	exit(2);
 }
 
@@ -253,6 +294,8 @@ static int do_set_policy(const char *dir, const char *ver, const char *hex,
 	struct fscrypt_policy_v1 p1;
 	struct helper_policy_v2 p2;
 	int flags = FSCRYPT_POLICY_FLAGS_PAD_32, du = 0, v2, fd, i;
+	int contents = FSCRYPT_MODE_AES_256_XTS;
+	int filenames = FSCRYPT_MODE_AES_256_CTS;
 	char *end;
 	void *p;
 
@@ -271,6 +314,12 @@ static int do_set_policy(const char *dir, const char *ver, const char *hex,
 			flags |= FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64;
 		} else if (!strcmp(argv[i], "iv_ino_lblk_32")) {
 			flags |= FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32;
+		} else if (!strcmp(argv[i], "direct_key")) {
+			flags |= FSCRYPT_POLICY_FLAG_DIRECT_KEY;
+		} else if (!strncmp(argv[i], "contents=", 9)) {
+			contents = mode_number(argv[i] + 9);
+		} else if (!strncmp(argv[i], "filenames=", 10)) {
+			filenames = mode_number(argv[i] + 10);
 		} else if (!strncmp(argv[i], "du=", 3)) {
 			errno = 0;
 			du = strtol(argv[i] + 3, &end, 10);
@@ -282,14 +331,16 @@ static int do_set_policy(const char *dir, const char *ver, const char *hex,
 			die("unknown policy option", argv[i]);
 		}
 	}
-	if (!v2 && (du || (flags & ~FSCRYPT_POLICY_FLAGS_PAD_MASK)))
+	/* v1 knows DIRECT_KEY too; the kernel judges the combinations. */
+	if (!v2 && (du || (flags & ~(FSCRYPT_POLICY_FLAGS_PAD_MASK |
+				     FSCRYPT_POLICY_FLAG_DIRECT_KEY))))
 		die("du= and iv_ino_lblk_* need a v2 policy", NULL);
 
 	if (v2) {
 		memset(&p2, 0, sizeof(p2));
 		p2.version = FSCRYPT_POLICY_V2;
-		p2.contents_encryption_mode = FSCRYPT_MODE_AES_256_XTS;
-		p2.filenames_encryption_mode = FSCRYPT_MODE_AES_256_CTS;
+		p2.contents_encryption_mode = contents;
+		p2.filenames_encryption_mode = filenames;
 		p2.flags = flags;
 		p2.log2_data_unit_size = du;
 		parse_hex(hex, p2.master_key_identifier,
@@ -298,8 +349,8 @@ static int do_set_policy(const char *dir, const char *ver, const char *hex,
 	} else {
 		memset(&p1, 0, sizeof(p1));
 		p1.version = FSCRYPT_POLICY_V1;
-		p1.contents_encryption_mode = FSCRYPT_MODE_AES_256_XTS;
-		p1.filenames_encryption_mode = FSCRYPT_MODE_AES_256_CTS;
+		p1.contents_encryption_mode = contents;
+		p1.filenames_encryption_mode = filenames;
 		p1.flags = flags;
 		parse_hex(hex, p1.master_key_descriptor,
 			  FSCRYPT_KEY_DESCRIPTOR_SIZE, "descriptor");
@@ -413,6 +464,51 @@ static int do_mksock(const char *path)
 	return 0;
 }
 
+/* fs-verity with SHA-256, no salt: what fsverity-utils does by default */
+static int do_enable_verity(const char *path, const char *bs)
+{
+	struct fsverity_enable_arg arg;
+	char *end;
+	int fd;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.version = 1;
+	arg.hash_algorithm = FS_VERITY_HASH_ALG_SHA256;
+	arg.block_size = 4096;
+	if (bs) {
+		errno = 0;
+		arg.block_size = strtoul(bs, &end, 10);
+		if (errno || *end || !*bs)
+			die("bad block size", bs);
+	}
+	/* the kernel refuses a file open for writing */
+	fd = open_path(path, O_RDONLY);
+	if (ioctl(fd, FS_IOC_ENABLE_VERITY, &arg))
+		die_errno("FS_IOC_ENABLE_VERITY on", path);
+	close(fd);
+	return 0;
+}
+
+static int do_measure_verity(const char *path)
+{
+	struct {
+		struct fsverity_digest d;
+		__u8 buf[64];
+	} arg;
+	int fd;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.d.digest_size = sizeof(arg.buf);
+	fd = open_path(path, O_RDONLY);
+	if (ioctl(fd, FS_IOC_MEASURE_VERITY, &arg))
+		die_errno("FS_IOC_MEASURE_VERITY on", path);
+	close(fd);
+	printf("alg=%u ", arg.d.digest_algorithm);
+	print_hex(arg.d.digest, arg.d.digest_size);
+	putchar('\n');
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -438,6 +534,10 @@ int main(int argc, char **argv)
 		return do_remove_key(argv[2], argv[3], 1);
 	if (!strcmp(cmd, "mksock") && argc == 3)
 		return do_mksock(argv[2]);
+	if (!strcmp(cmd, "enable_verity") && (argc == 3 || argc == 4))
+		return do_enable_verity(argv[2], argc == 4 ? argv[3] : NULL);
+	if (!strcmp(cmd, "measure_verity") && argc == 3)
+		return do_measure_verity(argv[2]);
 	usage();
 	return 2;
 }
