@@ -44,12 +44,18 @@ fi
 # boot WORKDIR ACCEL TIMEOUT: one guest run of WORKDIR/job; the status
 # file tells how it ended.
 boot() {
-	local w=$1 accel=$2 limit=$3 cpu serial
+	local w=$1 accel=$2 limit=$3 cpu serial in=/dev/null out=$1/qemu.out
+	local tflags=(-k 5)
 	if [ "$accel" = kvm ]; then cpu=host; else cpu=max; fi
 	serial=file:$w/console.log
-	[ -n "$interactive" ] && serial=mon:stdio
+	if [ -n "$interactive" ]; then
+		# the console is this terminal; qemu must stay in the
+		# foreground process group to read it
+		serial=mon:stdio in=/dev/stdin out=/dev/stdout
+		tflags=(--foreground -k 5)
+	fi
 	truncate -s "${disk_mb}M" "$w/disk.img"
-	timeout -k 5 "$limit" "$qemu" -accel "$accel" -cpu "$cpu" \
+	timeout "${tflags[@]}" "$limit" "$qemu" -accel "$accel" -cpu "$cpu" \
 		-m "$mem" -smp "$smp" -no-reboot -display none \
 		-monitor none -serial "$serial" \
 		-kernel "$kernel" \
@@ -63,7 +69,7 @@ init=$here/init" \
 		-device virtio-9p-pci,fsdev=out,mount_tag=klabout \
 		-drive file="$w/disk.img",if=virtio,format=raw,cache=unsafe \
 		-device virtio-rng-pci \
-		</dev/null >"$w/qemu.out" 2>&1
+		<"$in" >"$out" 2>&1
 }
 
 # KVM is used only if a guest really boots with it: a nested hypervisor
