@@ -22,6 +22,7 @@
  */
 
 #include "config.h"
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <ext2fs/ext2fs.h>
@@ -66,6 +67,9 @@ struct fc_replay {
 	__u32			tid;		/* the expected transaction */
 	unsigned char		*buf;		/* one journal block */
 	unsigned int		isize;		/* on-disk inode size */
+	__u32			jblk;		/* where we are, for messages */
+	__u16			tag;
+	ext2_ino_t		ino;
 	/* the scan */
 	__u32			crc;
 	int			cur_tag;
@@ -995,15 +999,15 @@ static errcode_t set_bitmaps(struct fc_replay *r)
 /* --- the two passes ------------------------------------------------------- */
 
 /*
- * Until journal_scan.c provides ext2fs_journal_read_block(): the same,
- * through the journal's block map.
+ * A block of the area.  Past the journal's end the kernel's read fails
+ * and the mount with it.
  */
-static errcode_t fc_read_block(struct ext2fs_journal *j, __u32 jblk,
-			       void *buf)
+static errcode_t fc_read_block(struct fc_replay *r, __u32 jblk)
 {
-	if (jblk >= j->maxlen || !j->bmap[jblk])
+	r->jblk = jblk;
+	if (jblk >= r->j->total_len)
 		return EXT2_ET_FC_DAMAGED;
-	return io_channel_read_blk64(j->fs->io, j->bmap[jblk], 1, buf);
+	return ext2fs_journal_read_block(r->j, jblk, r->buf);
 }
 
 /* ext4_fc_value_len_isvalid() */
@@ -1075,6 +1079,7 @@ static errcode_t scan_block(struct fc_replay *r, const unsigned char *b,
 		tag = get_le16(b + pos);
 		len = get_le16(b + pos + 2);
 		val = b + pos + FC_TL_LEN;
+		r->tag = tag;
 		if (len > bs - pos - FC_TL_LEN || !tag_len_valid(r, tag, len))
 			return scan_stop(r, more);
 		switch (tag) {
@@ -1136,7 +1141,11 @@ static errcode_t replay_block(struct fc_replay *r, const unsigned char *b,
 		len = get_le16(b + pos + 2);
 		val = b + pos + FC_TL_LEN;
 		(*left)--;
-		switch (get_le16(b + pos)) {
+		r->tag = get_le16(b + pos);
+		r->ino = len >= 8 ? get_le32(val + (r->tag == FC_TAG_CREAT ||
+			 r->tag == FC_TAG_LINK || r->tag == FC_TAG_UNLINK ?
+			 4 : 0)) : 0;
+		switch (r->tag) {
 		case FC_TAG_LINK:
 			retval = replay_link(r, val, len);
 			break;
@@ -1181,7 +1190,7 @@ static errcode_t scan_area(struct fc_replay *r)
 	errcode_t retval = 0;
 
 	for (jblk = j->fc_first; more && jblk <= j->fc_last; jblk++) {
-		retval = fc_read_block(j, jblk, r->buf);
+		retval = fc_read_block(r, jblk);
 		if (retval)
 			return retval;
 		retval = scan_block(r, r->buf, jblk - j->fc_first, &more);
@@ -1199,7 +1208,7 @@ static errcode_t replay_area(struct fc_replay *r)
 	errcode_t retval = 0;
 
 	for (jblk = j->fc_first; left && jblk <= j->fc_last; jblk++) {
-		retval = fc_read_block(j, jblk, r->buf);
+		retval = fc_read_block(r, jblk);
 		if (!retval)
 			retval = replay_block(r, r->buf, &left);
 		if (retval)
@@ -1209,6 +1218,39 @@ static errcode_t replay_area(struct fc_replay *r)
 	if (!retval)
 		group_counts(r->fs);
 	return retval;
+}
+
+static const char *tag_name(__u16 tag)
+{
+	static const char *const names[] = {
+		"unknown", "ADD_RANGE", "DEL_RANGE", "CREAT", "LINK",
+		"UNLINK", "INODE", "PAD", "TAIL", "HEAD"
+	};
+
+	return names[tag <= FC_TAG_HEAD ? tag : 0];
+}
+
+/* Why, for the caller's message; the first reason given is kept */
+static void say_why(struct fc_replay *r, int replaying, errcode_t code)
+{
+	struct ext2fs_journal *j = r->j;
+
+	if (j->why[0])
+		return;
+	if (!replaying && r->jblk >= j->total_len)
+		snprintf(j->why, sizeof(j->why), "the fast commits of "
+			 "transaction %u run past the journal's end",
+			 r->tid);
+	else if (!replaying)
+		snprintf(j->why, sizeof(j->why), "the first fast commit of "
+			 "transaction %u is damaged (%s tag, journal block %u):"
+			 " the kernel refuses to mount it", r->tid,
+			 tag_name(r->tag), r->jblk);
+	else
+		snprintf(j->why, sizeof(j->why), "cannot replay the %s "
+			 "fast-commit tag of inode %u (journal block %u) as "
+			 "the kernel would: %s", tag_name(r->tag), r->ino,
+			 r->jblk, error_message(code));
 }
 
 errcode_t ext2fs_fc_replay(ext2_filsys fs, struct ext2fs_journal *j,
@@ -1233,6 +1275,8 @@ errcode_t ext2fs_fc_replay(ext2_filsys fs, struct ext2fs_journal *j,
 	if (retval)
 		return retval;
 	retval = scan_area(&r);
+	if (retval == EXT2_ET_FC_DAMAGED)
+		say_why(&r, 0, retval);
 	if (retval || !r.num_tags)
 		goto errout;
 
@@ -1250,8 +1294,10 @@ errcode_t ext2fs_fc_replay(ext2_filsys fs, struct ext2fs_journal *j,
 	ext2fs_set_alloc_block_callback(fs, old_alloc, NULL);
 	fc_active = NULL;
 	/* a replay stopped half way is not what the kernel would mount */
-	if (retval && retval != EXT2_ET_NO_MEMORY)
+	if (retval && retval != EXT2_ET_NO_MEMORY) {
+		say_why(&r, 1, retval);
 		retval = EXT2_ET_FC_DAMAGED;
+	}
 	if (!retval && stats) {
 		stats->fc_commits += r.num_commits;
 		stats->fc_tags += r.num_tags;
