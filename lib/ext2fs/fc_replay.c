@@ -268,6 +268,33 @@ static void set_now(struct ext2_inode_large *inode, int mtime)
 		inode->i_mtime_extra = 0;
 }
 
+/*
+ * The replay allocates and frees blocks without charging them to the
+ * inode (ext4_mb_new_blocks_simple(), ext4_free_blocks_simple()): put
+ * back the i_blocks that libext2fs adjusted.
+ */
+static errcode_t restore_iblocks(struct fc_replay *r, ext2_ino_t ino,
+				 const struct ext2_inode_large *before)
+{
+	struct ext2_inode_large *inode;
+	errcode_t retval;
+
+	retval = ext2fs_get_memzero(r->isize, &inode);
+	if (retval)
+		return retval;
+	retval = read_inode(r, ino, inode);
+	if (!retval && (inode->i_blocks != before->i_blocks ||
+			inode->osd2.linux2.l_i_blocks_hi !=
+			before->osd2.linux2.l_i_blocks_hi)) {
+		inode->i_blocks = before->i_blocks;
+		inode->osd2.linux2.l_i_blocks_hi =
+			before->osd2.linux2.l_i_blocks_hi;
+		retval = fc_write_inode(r, ino, inode);
+	}
+	ext2fs_free_mem(&inode);
+	return retval;
+}
+
 /* ext4_mark_inode_used(): the bit and the group's counters */
 static errcode_t mark_inode_used(struct fc_replay *r, ext2_ino_t ino)
 {
@@ -560,6 +587,8 @@ static errcode_t link_entry(struct fc_replay *r, const struct dentry_args *d,
 	n.name_len = d->name_len;
 	retval = ext2fs_link_raw(r->fs, d->parent, &n, d->ino,
 				 mode_to_ftype(inode->i_mode), NULL);
+	if (!retval)
+		retval = restore_iblocks(r, d->parent, dir);
 	if (retval)
 		goto errout;
 	/* add_dirent_to_buf(): the directory's times; it may have grown */
@@ -655,6 +684,7 @@ static errcode_t init_new_dir(struct fc_replay *r, ext2_ino_t ino,
 			      ext2_ino_t parent)
 {
 	ext2_filsys fs = r->fs;
+	struct ext2_inode_large before;
 	blk64_t pblk = 0;
 	char *block = NULL;
 	errcode_t retval;
@@ -666,8 +696,11 @@ static errcode_t init_new_dir(struct fc_replay *r, ext2_ino_t ino,
 	retval = fc_write_inode(r, ino, inode);
 	if (retval)
 		return retval;
+	before = *inode;
 	retval = ext2fs_bmap2(fs, ino, EXT2_INODE(inode), NULL, BMAP_ALLOC, 0,
 			      NULL, &pblk);
+	if (!retval)
+		retval = restore_iblocks(r, ino, &before);
 	if (retval)
 		return retval;
 	retval = ext2fs_new_dir_block(fs, ino, parent, &block);
@@ -854,7 +887,7 @@ static errcode_t replay_add_range(struct fc_replay *r,
 	__u32 lblk = get_le32(ex);
 	__u16 ee_len = get_le16(ex + 4);
 	blk64_t pblk = ((blk64_t) get_le16(ex + 6) << 32) | get_le32(ex + 8);
-	struct ext2_inode_large *inode;
+	struct ext2_inode_large *inode, before;
 	ext2_extent_handle_t handle = NULL;
 	int uninit = ee_len > FC_INIT_MAX_LEN;
 	__u32 len = uninit ? ee_len - FC_INIT_MAX_LEN : ee_len, i;
@@ -868,6 +901,7 @@ static errcode_t replay_add_range(struct fc_replay *r,
 	retval = range_inode(r, ino, inode, &ok);
 	if (retval || !ok)
 		goto errout;
+	before = *inode;
 	retval = ext2fs_extent_open2(fs, ino, EXT2_INODE(inode), &handle);
 	if (retval)
 		goto errout;
@@ -893,6 +927,7 @@ static errcode_t replay_add_range(struct fc_replay *r,
 		if (retval)
 			goto errout;
 	}
+	retval = restore_iblocks(r, ino, &before);
 errout:
 	if (handle)
 		ext2fs_extent_free(handle);
@@ -910,7 +945,7 @@ static errcode_t replay_del_range(struct fc_replay *r,
 	ext2_ino_t ino = get_le32(val);
 	blk64_t lblk = get_le32(val + 4);
 	blk64_t len = get_le32(val + 8);
-	struct ext2_inode_large *inode;
+	struct ext2_inode_large *inode, before;
 	blk64_t end;
 	int ok;
 	errcode_t retval;
@@ -924,7 +959,10 @@ static errcode_t replay_del_range(struct fc_replay *r,
 	end = lblk + len - 1;
 	if (end >= EXT_MAX_BLOCKS)
 		end = EXT_MAX_BLOCKS - 1;
+	before = *inode;
 	retval = ext2fs_punch(r->fs, ino, EXT2_INODE(inode), NULL, lblk, end);
+	if (!retval)
+		retval = restore_iblocks(r, ino, &before);
 errout:
 	ext2fs_free_mem(&inode);
 	return retval;
