@@ -70,6 +70,7 @@ struct fc_replay {
 	__u32			jblk;		/* where we are, for messages */
 	__u16			tag;
 	ext2_ino_t		ino;
+	const char		*reason;	/* why we refuse, if we do */
 	/* the scan */
 	__u32			crc;
 	int			cur_tag;
@@ -87,6 +88,14 @@ struct fc_replay {
 /* ext2fs_set_alloc_block_callback() passes no private pointer */
 static struct fc_replay *fc_active;
 
+/* What the kernel would not mount, or what we cannot do as it does */
+static errcode_t refuse(struct fc_replay *r, const char *reason)
+{
+	if (!r->reason)
+		r->reason = reason;
+	return EXT2_ET_FC_DAMAGED;
+}
+
 static __u16 get_le16(const unsigned char *p)
 {
 	return p[0] | (p[1] << 8);
@@ -102,19 +111,27 @@ static __u32 get_le32(const unsigned char *p)
 static errcode_t record_region(struct fc_replay *r, ext2_ino_t ino,
 			       blk64_t pblk, __u32 len, int replay)
 {
+	struct fc_region *last;
 	errcode_t retval;
 
 	/* the replay overwrites what the scan recorded past the last tail */
 	if (replay)
 		r->regions_used = r->regions_valid;
+	/* a block next to the last one recorded extends it */
+	last = r->regions_used ? &r->regions[r->regions_used - 1] : NULL;
+	if (replay && last && last->ino == ino &&
+	    last->pblk + last->len == pblk && last->len + len > last->len) {
+		last->len += len;
+		return 0;
+	}
 	if (r->regions_used == r->regions_size) {
 		retval = ext2fs_resize_mem(r->regions_size *
 					   sizeof(*r->regions),
-					   (r->regions_size + 64) *
+					   (r->regions_size * 2 + 16) *
 					   sizeof(*r->regions), &r->regions);
 		if (retval)
 			return retval;
-		r->regions_size += 64;
+		r->regions_size = r->regions_size * 2 + 16;
 	}
 	r->regions[r->regions_used].ino = ino;
 	r->regions[r->regions_used].pblk = pblk;
@@ -301,7 +318,7 @@ static errcode_t mark_inode_used(struct fc_replay *r, ext2_ino_t ino)
 	ext2_filsys fs = r->fs;
 
 	if (ino < EXT2_FIRST_INO(fs->super) || ino > fs->super->s_inodes_count)
-		return EXT2_ET_FC_DAMAGED;
+		return refuse(r, "a reserved or nonexistent inode");
 	if (ext2fs_test_inode_bitmap2(fs->inode_map, ino))
 		return 0;
 	ext2fs_mark_inode_bitmap2(fs->inode_map, ino);
@@ -400,7 +417,7 @@ static errcode_t evict_inode(struct fc_replay *r, ext2_ino_t ino,
 	errcode_t retval;
 
 	if (inode->i_flags & EXT4_INLINE_DATA_FL)
-		return EXT2_ET_FC_DAMAGED;
+		return refuse(r, "its last link goes and its data is inline");
 	if (LINUX_S_ISLNK(inode->i_mode) &&
 	    !ext2fs_inode_has_valid_blocks2(fs, EXT2_INODE(inode)))
 		memset(inode->i_block, 0, sizeof(inode->i_block));
@@ -460,13 +477,18 @@ static void tag_to_dentry(const unsigned char *val, int len,
  * raw bytes do not reproduce (it never logs the latter: such names make
  * the transaction ineligible for a fast commit).
  */
-static errcode_t check_parent(const struct ext2_inode_large *dir)
+static errcode_t check_parent(struct fc_replay *r,
+			      const struct ext2_inode_large *dir)
 {
 	if (!LINUX_S_ISDIR(dir->i_mode))
-		return EXT2_ET_FC_DAMAGED;
-	if (dir->i_flags & (EXT4_CASEFOLD_FL | EXT4_ENCRYPT_FL |
-			    EXT4_INLINE_DATA_FL))
-		return EXT2_ET_FC_DAMAGED;
+		return refuse(r, "its parent is not a directory");
+	if (dir->i_flags & EXT4_ENCRYPT_FL)
+		return refuse(r, "its directory is encrypted");
+	if (dir->i_flags & EXT4_CASEFOLD_FL)
+		return refuse(r, "its directory is casefolded");
+	if (dir->i_flags & EXT4_INLINE_DATA_FL)
+		return refuse(r, "its directory is inline, which this "
+			      "version does not replay");
 	return 0;
 }
 
@@ -576,7 +598,7 @@ static errcode_t link_entry(struct fc_replay *r, const struct dentry_args *d,
 	retval = fc_iget(r, d->parent, dir, &ok);
 	if (retval || !ok)
 		goto errout;
-	retval = check_parent(dir);
+	retval = check_parent(r, dir);
 	if (retval)
 		goto errout;
 	retval = find_entry(r, d, 0, &found);
@@ -630,7 +652,7 @@ static errcode_t replay_unlink(struct fc_replay *r, const unsigned char *val,
 	retval = fc_iget(r, d.parent, dir, &ok);
 	if (retval || !ok)
 		goto errout;
-	retval = check_parent(dir);
+	retval = check_parent(r, dir);
 	if (retval)
 		goto errout;
 	retval = find_entry(r, &d, 1, &found);
@@ -690,7 +712,8 @@ static errcode_t init_new_dir(struct fc_replay *r, ext2_ino_t ino,
 	errcode_t retval;
 
 	if (ext2fs_has_feature_inline_data(fs->super))
-		return EXT2_ET_FC_DAMAGED;	/* an inline directory */
+		return refuse(r, "the kernel makes new directories inline, "
+			      "which this version does not replay");
 	inode->i_size = 0;
 	inode->i_size_high = 0;
 	retval = fc_write_inode(r, ino, inode);
@@ -739,7 +762,7 @@ static errcode_t replay_create(struct fc_replay *r, const unsigned char *val,
 		goto errout;
 	retval = fc_iget(r, d.ino, inode, &ok);
 	if (!retval && !ok)
-		retval = EXT2_ET_FC_DAMAGED;
+		retval = refuse(r, "the new inode is not one the kernel reads");
 	if (retval)
 		goto errout;
 	if (LINUX_S_ISDIR(inode->i_mode)) {
@@ -800,7 +823,7 @@ static errcode_t replay_inode(struct fc_replay *r, const unsigned char *val,
 	if (retval)
 		goto errout;
 	if (ino < EXT2_ROOT_INO || ino > fs->super->s_inodes_count) {
-		retval = EXT2_ET_FC_DAMAGED;
+		retval = refuse(r, "a nonexistent inode");
 		goto errout;
 	}
 
@@ -837,7 +860,8 @@ static errcode_t replay_inode(struct fc_replay *r, const unsigned char *val,
 	/* "Given that we just wrote the inode on disk, this SHOULD succeed" */
 	retval = fc_iget(r, ino, inode, &ok);
 	if (!retval && !ok)
-		retval = EXT2_ET_FC_DAMAGED;
+		retval = refuse(r, "the logged inode is not one the kernel "
+				"reads");
 	if (retval)
 		goto errout;
 	if (!(inode->i_flags & EXT4_INLINE_DATA_FL)) {
@@ -867,9 +891,9 @@ static errcode_t range_inode(struct fc_replay *r, ext2_ino_t ino,
 	if (retval)
 		return retval;
 	if (inode->i_flags & EXT4_INLINE_DATA_FL)
-		return EXT2_ET_FC_DAMAGED;
+		return refuse(r, "a range of an inode whose data is inline");
 	if (!(inode->i_flags & EXT4_EXTENTS_FL))
-		return EXT2_ET_FC_DAMAGED;
+		return refuse(r, "a range of an inode mapped without extents");
 	return 0;
 }
 
@@ -1150,7 +1174,7 @@ static errcode_t scan_block(struct fc_replay *r, const unsigned char *b,
 			break;
 		case FC_TAG_HEAD:
 			if (get_le32(val) & ~FC_SUPPORTED_FEATURES)
-				return EXT2_ET_FC_DAMAGED;
+				return refuse(r, "unknown fast-commit features");
 			if (get_le32(val + 4) != r->tid) {
 				*more = 0;
 				return 0;
@@ -1207,7 +1231,7 @@ static errcode_t replay_block(struct fc_replay *r, const unsigned char *b,
 		case FC_TAG_HEAD:
 			break;
 		default:		/* the scan let it through: a bug */
-			retval = EXT2_ET_FC_DAMAGED;
+			retval = refuse(r, "an unknown tag");
 		}
 		if (retval)
 			return retval;
@@ -1275,7 +1299,10 @@ static void say_why(struct fc_replay *r, int replaying, errcode_t code)
 
 	if (j->why[0])
 		return;
-	if (!replaying && r->jblk >= j->total_len)
+	if (!replaying && r->reason)
+		snprintf(j->why, sizeof(j->why), "the fast commits of "
+			 "transaction %u have %s", r->tid, r->reason);
+	else if (!replaying && r->jblk >= j->total_len)
 		snprintf(j->why, sizeof(j->why), "the fast commits of "
 			 "transaction %u run past the journal's end",
 			 r->tid);
@@ -1285,10 +1312,10 @@ static void say_why(struct fc_replay *r, int replaying, errcode_t code)
 			 " the kernel refuses to mount it", r->tid,
 			 tag_name(r->tag), r->jblk);
 	else
-		snprintf(j->why, sizeof(j->why), "cannot replay the %s "
-			 "fast-commit tag of inode %u (journal block %u) as "
-			 "the kernel would: %s", tag_name(r->tag), r->ino,
-			 r->jblk, error_message(code));
+		snprintf(j->why, sizeof(j->why), "fast-commit %s tag of "
+			 "inode %u (journal block %u): %s", tag_name(r->tag),
+			 r->ino, r->jblk,
+			 r->reason ? r->reason : error_message(code));
 }
 
 errcode_t ext2fs_fc_replay(ext2_filsys fs, struct ext2fs_journal *j,
