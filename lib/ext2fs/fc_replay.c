@@ -75,8 +75,7 @@ struct fc_replay {
 	__u32			crc;
 	int			cur_tag;
 	int			num_tags;	/* tags in valid fast commits */
-	int			commits;	/* valid tails seen so far */
-	int			num_commits;	/* ... when num_tags was set */
+	int			num_commits;	/* their valid tails */
 	/* blocks the replay allocator skips, as ext4_fc_record_regions */
 	struct fc_region	*regions;
 	int			regions_used, regions_valid, regions_size;
@@ -498,7 +497,6 @@ struct find_entry {
 	struct ext2_dir_entry		*prev;
 	ext2_ino_t			found;	/* the entry's inode */
 	int				remove;	/* when it is d->ino */
-	int				done;
 };
 
 /* ext4_find_entry() and ext4_generic_delete_entry(), by raw bytes */
@@ -519,7 +517,6 @@ static int find_entry_proc(ext2_ino_t dir EXT2FS_ATTR((unused)),
 	    ext2fs_dirent_name_len(de) != f->d->name_len ||
 	    memcmp(de->name, f->d->name, f->d->name_len))
 		return 0;
-	f->done = 1;
 	f->found = de->inode;
 	if (!f->remove || de->inode != f->d->ino)
 		return DIRENT_ABORT;
@@ -579,11 +576,10 @@ static void inc_count(ext2_filsys fs, struct ext2_inode_large *inode)
 
 /*
  * __ext4_link() as the replay calls it: the name added unless present,
- * the link counted, the times of both set to now.  *@linked says whether
- * it was added.
+ * the link counted, the times of both set to now.
  */
 static errcode_t link_entry(struct fc_replay *r, const struct dentry_args *d,
-			    struct ext2_inode_large *inode, int *linked)
+			    struct ext2_inode_large *inode)
 {
 	struct ext2_inode_large *dir;
 	struct ext4_encrypted_name n;
@@ -591,7 +587,6 @@ static errcode_t link_entry(struct fc_replay *r, const struct dentry_args *d,
 	int ok;
 	errcode_t retval;
 
-	*linked = 0;
 	retval = ext2fs_get_memzero(r->isize, &dir);
 	if (retval)
 		return retval;
@@ -624,7 +619,6 @@ static errcode_t link_entry(struct fc_replay *r, const struct dentry_args *d,
 	inc_count(r->fs, inode);
 	set_now(inode, 0);
 	retval = fc_write_inode(r, d->ino, inode);
-	*linked = 1;
 errout:
 	ext2fs_free_mem(&dir);
 	return retval;
@@ -686,7 +680,7 @@ static errcode_t replay_link(struct fc_replay *r, const unsigned char *val,
 {
 	struct ext2_inode_large *inode;
 	struct dentry_args d;
-	int ok, linked;
+	int ok;
 	errcode_t retval;
 
 	tag_to_dentry(val, len, &d);
@@ -695,7 +689,7 @@ static errcode_t replay_link(struct fc_replay *r, const unsigned char *val,
 		return retval;
 	retval = fc_iget(r, d.ino, inode, &ok);
 	if (!retval && ok)
-		retval = link_entry(r, &d, inode, &linked);
+		retval = link_entry(r, &d, inode);
 	ext2fs_free_mem(&inode);
 	return retval;
 }
@@ -748,7 +742,7 @@ static errcode_t replay_create(struct fc_replay *r, const unsigned char *val,
 {
 	struct ext2_inode_large *inode = NULL, *dir = NULL;
 	struct dentry_args d;
-	int ok, linked;
+	int ok;
 	errcode_t retval;
 
 	tag_to_dentry(val, len, &d);
@@ -777,7 +771,7 @@ static errcode_t replay_create(struct fc_replay *r, const unsigned char *val,
 			goto errout;
 		}
 	}
-	retval = link_entry(r, &d, inode, &linked);
+	retval = link_entry(r, &d, inode);
 	if (retval)
 		goto errout;
 	inode->i_links_count = 1;
@@ -938,7 +932,9 @@ static errcode_t replay_add_range(struct fc_replay *r,
 			goto errout;
 		if (cur == pblk + i && !(flags & BMAP_RET_UNINIT) == !uninit)
 			continue;
-		if (cur && cur != pblk + i) {
+		if (cur && cur != pblk + i &&
+		    cur >= fs->super->s_first_data_block &&
+		    cur < ext2fs_blocks_count(fs->super)) {
 			ext2fs_unmark_block_bitmap2(fs->block_map, cur);
 			ext2fs_mark_bb_dirty(fs);
 		}
@@ -1169,12 +1165,12 @@ static errcode_t scan_block(struct fc_replay *r, const unsigned char *b,
 				return scan_stop(r, more);
 			r->num_tags = r->cur_tag;
 			r->regions_valid = r->regions_used;
-			r->num_commits = ++r->commits;
+			r->num_commits++;
 			r->crc = 0;
 			break;
 		case FC_TAG_HEAD:
 			if (get_le32(val) & ~FC_SUPPORTED_FEATURES)
-				return refuse(r, "unknown fast-commit features");
+				return refuse(r, "unknown features");
 			if (get_le32(val + 4) != r->tid) {
 				*more = 0;
 				return 0;
