@@ -1304,9 +1304,10 @@ static void say_why(struct fc_replay *r, int replaying, errcode_t code)
 			 r->tid);
 	else if (!replaying)
 		snprintf(j->why, sizeof(j->why), "the first fast commit of "
-			 "transaction %u is damaged (%s tag, journal block %u):"
-			 " the kernel refuses to mount it", r->tid,
-			 tag_name(r->tag), r->jblk);
+			 "transaction %u is damaged (%s at journal block %u): "
+			 "the kernel refuses to mount it", r->tid,
+			 r->tag == FC_TAG_TAIL ? "checksum" : tag_name(r->tag),
+			 r->jblk);
 	else
 		snprintf(j->why, sizeof(j->why), "fast-commit %s tag of "
 			 "inode %u (journal block %u): %s", tag_name(r->tag),
