@@ -308,8 +308,8 @@ static int close_stdout(int ret)
 	errno = 0;
 	if (fflush(stdout) != 0)
 		err = errno ? errno : EIO;
-	else if (ferror(stdout))
-		err = -1;		/* an earlier flush failed */
+	else if (ferror(stdout))	/* an earlier flush failed */
+		err = e2cb_stdout_errno ? e2cb_stdout_errno : -1;
 	if (fclose(stdout) != 0 && !err)
 		err = errno ? errno : EIO;
 	if (!err)

@@ -21,6 +21,7 @@
 #define E2CB_EXIT_USAGE		16	/* usage or syntax error */
 
 extern const char *program_name;
+extern int e2cb_stdout_errno;
 
 struct e2cb_backup_opts {
 	const char *device;

@@ -6,6 +6,7 @@
  */
 
 #include "config.h"
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -92,6 +93,8 @@ int e2cb_list(const char *name, int long_format)
 	while (!ferror(stdout) && (ret = e2cb_reader_next(r, &e)) == 0)
 		print_entry(e, long_format);
 	if (ferror(stdout)) {
+		/* the failed write's errno: the stream may not fail again */
+		e2cb_stdout_errno = errno;
 		ret = E2CB_EXIT_ERROR;
 		goto out;
 	}
