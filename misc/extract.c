@@ -622,6 +622,7 @@ struct xattr_target {
 	struct xt *x;
 	int fd;				/* an open file or directory */
 	const char *proc;		/* else the O_PATH one, by /proc */
+	int caps;			/* this pass: security.capability */
 };
 
 static int set_one_xattr(int index, const char *name, size_t name_len,
@@ -633,6 +634,9 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 	void *acl = NULL;
 	int ret;
 
+	if (t->caps != (index == 6 && name_len == 10 &&
+			!memcmp(name, "capability", 10)))
+		return 0;
 	if (!prefix || index == 8 || index == 9 ||
 	    memchr(name, 0, name_len) ||
 	    strlen(prefix) + name_len >= sizeof(full)) {
@@ -680,23 +684,20 @@ static int set_times(int fd, int is_path, const char *proc,
  * or directory, or (@is_path) an O_PATH descriptor of an object that
  * cannot be opened, acted on through /proc/self/fd, never by its name,
  * which others may swap for a symlink.  The order keeps each: chown
- * clears set-id bits, ACLs and mode share the group bits, and every
- * other change touches the times.
+ * clears set-id bits and security.capability, an ACL set after the
+ * mode agrees with it, and every change touches the times.
  */
 static void apply_meta(struct xt *x, int fd, int is_path,
 		       const struct meta *m, int type)
 {
 	char proc[32];
-	struct xattr_target t = { x, fd, NULL };
+	struct xattr_target t = { x, fd, NULL, 0 };
 	struct timespec ts[2];
 	int ret;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (is_path)
 		t.proc = proc;
-	if (m->xattrs)
-		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
-				       set_one_xattr, &t);
 	if (x->is_root &&
 	    fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH) < 0)
 		report(x, errno, "cannot set the owner");
@@ -705,6 +706,13 @@ static void apply_meta(struct xt *x, int fd, int is_path,
 		      fchmod(fd, m->mode & 07777);
 		if (ret < 0)
 			report(x, errno, "cannot set the mode");
+	}
+	if (m->xattrs) {
+		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
+				       set_one_xattr, &t);
+		t.caps = 1;
+		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
+				       set_one_xattr, &t);
 	}
 	ts[0].tv_sec = m->atime.sec;
 	ts[0].tv_nsec = m->atime.nsec;
