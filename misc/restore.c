@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 
@@ -1414,22 +1415,64 @@ static int lock_target(struct restore *rs)
 	return 0;
 }
 
+/*
+ * libext2fs opens the undo file by name, following a symlink, and as
+ * root: in a directory others can write, the name could be a symlink to
+ * any file, which the undo records would then overwrite.  Open it here
+ * without following one, make sure it is a plain file, and hand
+ * libext2fs /proc/self/fd/N, this very file.
+ */
+static int open_undo(const char *name, char *path, size_t size)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		com_err(program_name, errno, "while opening the undo file %s",
+			name);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		fprintf(stderr, "%s: %s: the undo file must be a regular file "
+			"with one name\n", program_name, name);
+		close(fd);
+		return -1;
+	}
+	snprintf(path, size, "/proc/self/fd/%d", fd);
+	if (access(path, F_OK) < 0)
+		snprintf(path, size, "%s", name);	/* no /proc */
+	return fd;
+}
+
 static errcode_t open_target(struct restore *rs)
 {
 	io_manager io = unix_io_manager;
 	errcode_t retval;
+	char undo[4096];
+	int undo_fd = -1;
 
 	if (lock_target(rs))
 		return EXT2_ET_FILE_RO;
 	if (rs->opts->undo_file) {
+		undo_fd = open_undo(rs->opts->undo_file, undo, sizeof(undo));
+		if (undo_fd < 0)
+			return EXT2_ET_FILE_RO;
 		set_undo_io_backing_manager(unix_io_manager);
-		retval = set_undo_io_backup_file((char *) rs->opts->undo_file);
-		if (retval)
+		retval = set_undo_io_backup_file(undo);
+		if (retval) {
+			com_err(program_name, retval, "while setting up the "
+				"undo file %s", rs->opts->undo_file);
+			close(undo_fd);
 			return retval;
+		}
 		io = undo_io_manager;
 	}
 	retval = e2cb_open_fs2(rs->opts->device, EXT2_FLAG_RW |
 			       EXT2_FLAG_EXCLUSIVE, io, &rs->fs);
+	/* the undo manager has opened its own descriptors of it */
+	if (undo_fd >= 0)
+		close(undo_fd);
 	if (retval)
 		return retval;
 	/* bad group descriptors can make libext2fs overrun its buffers */
