@@ -236,6 +236,31 @@ static errcode_t count_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
 	return 0;
 }
 
+static int refuse(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: refusing to restore: ", program_name);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return E2CB_EXIT_ERROR;
+}
+
+/*
+ * The root maps onto a directory (the target's root, or PATH): an
+ * archive of a single file, or one forged to look so, would change
+ * that directory's type.
+ */
+static int check_root_entry(const struct e2cb_entry *e)
+{
+	char msg[120];
+
+	if (LINUX_S_ISDIR(e->rec.mode))
+		return 0;
+	snprintf(msg, sizeof(msg), "the archive's root is not a directory "
+		 "(mode 0%o); only a directory tree can be restored",
+		 e->rec.mode);
+	return refuse("%s", msg);
+}
+
 /*
  * Pass one: read and check the whole archive, and total what the
  * restore will need.  Nothing is written.
@@ -262,6 +287,11 @@ static int plan_restore(struct restore *rs, const char *archive)
 			break;
 		p->entries++;
 		if (!strcmp(e->path, ".")) {
+			ret = check_root_entry(e);
+			if (ret) {
+				e2cb_reader_close(r);
+				return ret;
+			}
 			p->root_encrypted = !!e->ctx;
 		} else if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
 			p->inodes++;
@@ -316,14 +346,6 @@ nomem:
 	com_err(program_name, EXT2_ET_NO_MEMORY, "while reading %s",
 		archive);
 	e2cb_reader_close(r);
-	return E2CB_EXIT_ERROR;
-}
-
-static int refuse(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "%s: refusing to restore: ", program_name);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
 	return E2CB_EXIT_ERROR;
 }
 
