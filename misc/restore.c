@@ -51,6 +51,8 @@ struct plan {
 	int has_encrypted, has_encrypted_data, has_lblk_policy;
 	int has_casefold;
 	int root_encrypted;
+	uint32_t lf_mode;		/* a top-level "lost+found" entry */
+	int lf_encrypted;
 	uint32_t block_size;		/* the archive's */
 	struct ino_map fixed;		/* inode numbers that must be kept */
 	struct ext4_encrypted_name *top;	/* names directly at PATH */
@@ -319,6 +321,12 @@ static int plan_restore(struct restore *rs, const char *archive)
 		p->name_bytes += ext2fs_dir_rec_len(e->rec.rflags &
 				E2CB_IF_NAME ? e->name.name_len :
 				strlen(last_component(e->path)) & 0xff, 1);
+		if (is_top_level(e->path) &&
+		    !(e->rec.rflags & E2CB_IF_NAME) &&
+		    !strcmp(e->path, "lost+found")) {
+			p->lf_mode = e->rec.mode;
+			p->lf_encrypted = !!e->ctx;
+		}
 		if (is_top_level(e->path)) {
 			if (e2cb_grow((void **) &p->top, &p->top_size,
 				       p->ntop, sizeof(*p->top)))
@@ -1342,6 +1350,28 @@ fail:
 	return E2CB_EXIT_ERROR;
 }
 
+/*
+ * e2fsck wants /lost+found an unencrypted directory (the kernel refuses
+ * to encrypt the root, so never encrypts the name "lost+found" there
+ * either); below PATH the name is like any other.
+ */
+static int check_lost_found(struct restore *rs)
+{
+	uint32_t mode = rs->plan.lf_mode;
+
+	if (!mode || rs->target != EXT2_ROOT_INO)
+		return 0;
+	if (!LINUX_S_ISDIR(mode))
+		return refuse("the archive's lost+found is not a directory; "
+			      "e2fsck wants /lost+found a directory: give "
+			      "a PATH%s", "");
+	if (rs->plan.lf_encrypted)
+		return refuse("the archive's lost+found is encrypted; "
+			      "e2fsck wants /lost+found unencrypted: give "
+			      "a PATH%s", "");
+	return 0;
+}
+
 /* Names at PATH must be free, lost+found at the root excepted. */
 static int check_collisions(struct restore *rs)
 {
@@ -1350,6 +1380,8 @@ static int check_collisions(struct restore *rs)
 	ext2_ino_t ino;
 	size_t i;
 
+	if (check_lost_found(rs))
+		return E2CB_EXIT_ERROR;
 	if (p->root_encrypted) {
 		if (rs->target == EXT2_ROOT_INO)
 			return refuse("the archive's root is an encrypted "
