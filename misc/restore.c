@@ -52,6 +52,7 @@ struct plan {
 	int has_casefold;
 	int root_encrypted;
 	uint32_t lf_mode;		/* a top-level "lost+found" entry */
+	ext2_ino_t lf_ino;
 	int lf_encrypted;
 	uint32_t block_size;		/* the archive's */
 	struct ino_map fixed;		/* inode numbers that must be kept */
@@ -325,6 +326,7 @@ static int plan_restore(struct restore *rs, const char *archive)
 		    !(e->rec.rflags & E2CB_IF_NAME) &&
 		    !strcmp(e->path, "lost+found")) {
 			p->lf_mode = e->rec.mode;
+			p->lf_ino = e->rec.ino;
 			p->lf_encrypted = !!e->ctx;
 		}
 		if (is_top_level(e->path)) {
@@ -425,27 +427,69 @@ static int check_uuid(struct restore *rs, const struct e2cb_header *h)
 	return 0;
 }
 
+static int cmp_ino(const void *a, const void *b)
+{
+	ext2_ino_t x = *(const ext2_ino_t *) a, y = *(const ext2_ino_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Why inode @sorted[i] cannot be kept, or NULL */
+static const char *ino_unfit(ext2_filsys fs, const ext2_ino_t *sorted,
+			     size_t i)
+{
+	ext2_ino_t ino = sorted[i];
+
+	if (i && sorted[i - 1] == ino)
+		return "belongs to two entries of the archive";
+	if (ino < EXT2_FIRST_INODE(fs->super))
+		return "is reserved in the target";
+	if (ino > fs->super->s_inodes_count)
+		return "is beyond the target's last inode";
+	if (ext2fs_test_inode_bitmap2(fs->inode_map, ino))
+		return "is in use in the target";
+	return NULL;
+}
+
+/*
+ * The inode numbers to keep must be distinct and free.  A lost+found
+ * merged into the target's own keeps the target's number (it is among
+ * them only by --keep-inode-numbers: it is never encrypted then).
+ */
 static int check_inodes_free(struct restore *rs)
 {
-	ext2_filsys fs = rs->fs;
-	struct ino_map *m = &rs->plan.fixed;
-	char msg[160];
-	size_t i;
+	struct plan *p = &rs->plan;
+	ext2_ino_t *sorted;
+	const char *why = NULL;
+	char msg[200];
+	size_t i, n = 0;
+	int skip_lf = rs->lost_found_merge && rs->opts->keep_ino;
 
-	for (i = 0; i < m->count; i++) {
-		ext2_ino_t ino = m->from[i];
-
-		if (ino < EXT2_FIRST_INODE(fs->super) ||
-		    ino > fs->super->s_inodes_count ||
-		    ext2fs_test_inode_bitmap2(fs->inode_map, ino)) {
-			snprintf(msg, sizeof(msg), "inode %u, which an "
-				 "IV_INO_LBLK policy ties its encryption to, "
-				 "is in use or out of range in the target",
-				 ino);
-			return refuse("%s", msg);
-		}
+	if (!rs->opts->keep_ino && !p->has_lblk_policy)
+		return 0;
+	sorted = malloc((p->fixed.count + 1) * sizeof(*sorted));
+	if (!sorted) {
+		com_err(program_name, EXT2_ET_NO_MEMORY, "while checking "
+			"inode numbers");
+		return E2CB_EXIT_ERROR;
 	}
-	return 0;
+	for (i = 0; i < p->fixed.count; i++) {
+		if (skip_lf && p->fixed.from[i] == p->lf_ino) {
+			skip_lf = 0;
+			continue;
+		}
+		sorted[n++] = p->fixed.from[i];
+	}
+	qsort(sorted, n, sizeof(*sorted), cmp_ino);
+	for (i = 0; i < n && !why; i++)
+		why = ino_unfit(rs->fs, sorted, i);
+	if (why)
+		snprintf(msg, sizeof(msg), "inode %u, which %s, %s",
+			 sorted[i - 1], rs->opts->keep_ino ?
+			 "--keep-inode-numbers keeps" :
+			 "an IV_INO_LBLK policy ties its encryption to", why);
+	free(sorted);
+	return why ? refuse("%s", msg) : 0;
 }
 
 /* Everything the target must offer, checked before the first write. */
@@ -455,7 +499,6 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 	struct plan *p = &rs->plan;
 	uint64_t blocks_needed;
 	char msg[200];
-	int ret;
 
 	if (!ext2fs_has_feature_extents(fs->super))
 		return refuse("%s is not ext4 (no extents feature)",
@@ -500,10 +543,7 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 			 fs->super->s_free_inodes_count);
 		return refuse("%s", msg);
 	}
-	ret = check_uuid(rs, h);
-	if (!ret && (rs->opts->keep_ino || p->has_lblk_policy))
-		ret = check_inodes_free(rs);
-	return ret;
+	return check_uuid(rs, h);
 }
 
 static int mode_to_ft(uint32_t mode)
@@ -1399,7 +1439,8 @@ static int check_collisions(struct restore *rs)
 			continue;
 		if (rs->target == EXT2_ROOT_INO &&
 		    p->top[i].name_len == 10 &&
-		    !memcmp(p->top[i].name, "lost+found", 10)) {
+		    !memcmp(p->top[i].name, "lost+found", 10) &&
+		    !ext2fs_check_directory(rs->fs, ino)) {
 			rs->lost_found_merge = 1;
 			continue;
 		}
@@ -1726,6 +1767,8 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 		ret = prepare_path(&rs, 0);
 	if (!ret)
 		ret = check_collisions(&rs);
+	if (!ret)
+		ret = check_inodes_free(&rs);
 	if (!ret && !stop_signal)
 		ret = check_unmounted(&rs);
 	if (ret || stop_signal)
