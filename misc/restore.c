@@ -95,6 +95,7 @@ struct restore {
 	struct ino_map links;
 	struct fill fill;		/* regular file being filled */
 	uint64_t done_entries, done_bytes;
+	unsigned int nlink_overflows;	/* directories counted as 1 */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -1074,6 +1075,35 @@ static errcode_t bump_links(ext2_filsys fs, ext2_ino_t ino)
 	return ext2fs_write_inode(fs, ino, &inode);
 }
 
+/*
+ * A new subdirectory's ".." links its parent.  Past EXT2_LINK_MAX the
+ * count means nothing, and the kernel and e2fsck keep it at 1, which
+ * the dir_nlink feature allows.
+ */
+static errcode_t bump_dir_links(struct restore *rs, ext2_ino_t dir)
+{
+	ext2_filsys fs = rs->fs;
+	struct ext2_inode inode;
+	errcode_t retval;
+
+	retval = ext2fs_read_inode(fs, dir, &inode);
+	if (retval)
+		return retval;
+	if (inode.i_links_count == 1 ||
+	    inode.i_links_count >= EXT2_LINK_MAX) {
+		if (inode.i_links_count != 1)
+			rs->nlink_overflows++;
+		inode.i_links_count = 1;
+		if (!ext2fs_has_feature_dir_nlink(fs->super)) {
+			ext2fs_set_feature_dir_nlink(fs->super);
+			ext2fs_mark_super_dirty(fs);
+		}
+	} else {
+		inode.i_links_count++;
+	}
+	return ext2fs_write_inode(fs, dir, &inode);
+}
+
 static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 				  const struct e2cb_entry *e,
 				  const struct ext4_encrypted_name *n)
@@ -1181,7 +1211,7 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 		goto undo;
 	/* linked: from here on the inode is whole whatever happens */
 	if (LINUX_S_ISDIR(e->rec.mode))
-		retval = bump_links(fs, dir->ino);
+		retval = bump_dir_links(rs, dir->ino);
 	if (!retval && e->rec.links_count > 1 &&
 	    !LINUX_S_ISDIR(e->rec.mode))
 		retval = map_add(&rs->links, e->rec.ino, ino);
@@ -1793,6 +1823,13 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 		printf("%s: restored %llu entries (%llu inodes) from %s\n",
 		       opts->device, (unsigned long long) rs.done_entries,
 		       (unsigned long long) rs.plan.inodes, rs.shown);
+	/* the kernel keeps the count at 1 only in an indexed directory */
+	if (rs.nlink_overflows)
+		printf("%s: %u director%s with more than %u subdirectories "
+		       "not indexed; run e2fsck -fD before the kernel adds "
+		       "subdirectories there\n", opts->device,
+		       rs.nlink_overflows, rs.nlink_overflows == 1 ? "y" :
+		       "ies", EXT2_LINK_MAX - 2);
 out:
 	restore_free(&rs);
 	if (close_target(&rs))
