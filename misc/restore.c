@@ -50,6 +50,7 @@ struct plan {
 	uint64_t entries, inodes, blocks, dirs, name_bytes;
 	int has_encrypted, has_encrypted_data, has_lblk_policy;
 	int has_casefold;
+	int has_v1;			/* e4crypt's passphrase keys are v1 */
 	int root_encrypted;
 	uint32_t lf_mode;		/* a top-level "lost+found" entry */
 	ext2_ino_t lf_ino;
@@ -306,6 +307,8 @@ static int plan_restore(struct restore *rs, const char *archive)
 				p->has_encrypted_data = 1;
 			if (policy_ties_ino(e->ctx, e->ctx_len))
 				p->has_lblk_policy = 1;
+			if (e->ctx[0] == FSCRYPT_CONTEXT_V1)
+				p->has_v1 = 1;
 		}
 		if (strcmp(e->path, ".") &&
 		    !(e->rec.rflags & E2CB_IF_HARDLINK) &&
@@ -493,6 +496,31 @@ static int check_inodes_free(struct restore *rs)
 	return why ? refuse("%s", msg) : 0;
 }
 
+/*
+ * e4crypt derives a v1 key from a passphrase and the salt in the
+ * superblock: the archive's v1 files want the archive's salt.  A target
+ * without a salt takes it (adjust_features); one with its own keeps it
+ * only when asked, its own passphrase keys depending on it.
+ */
+static int check_salt(struct restore *rs, const struct e2cb_header *h)
+{
+	const uint8_t *have = rs->fs->super->s_encrypt_pw_salt;
+	char want[E2CB_SALT_STRLEN], cur[E2CB_SALT_STRLEN];
+
+	if (!rs->plan.has_v1 || rs->opts->keep_pw_salt ||
+	    !e2cb_salt_string(h->encrypt_pw_salt, want) ||
+	    !e2cb_salt_string(have, cur) ||
+	    !memcmp(have, h->encrypt_pw_salt, 16))
+		return 0;
+	fprintf(stderr, "%s: refusing to restore: e4crypt derives the "
+		"passphrase keys of the archive's v1-encrypted files with "
+		"salt %s, and %s has salt %s.  Use --keep-pw-salt to keep "
+		"the target's salt; \"e4crypt add_key -S %s\" then derives "
+		"the archive's keys.\n", program_name, want, rs->opts->device,
+		cur, want);
+	return E2CB_EXIT_ERROR;
+}
+
 /* Everything the target must offer, checked before the first write. */
 static int preflight(struct restore *rs, const struct e2cb_header *h)
 {
@@ -544,7 +572,7 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 			 fs->super->s_free_inodes_count);
 		return refuse("%s", msg);
 	}
-	return check_uuid(rs, h);
+	return check_uuid(rs, h) || check_salt(rs, h) ? E2CB_EXIT_ERROR : 0;
 }
 
 static int mode_to_ft(uint32_t mode)
@@ -1642,6 +1670,25 @@ static int check_unmounted(struct restore *rs)
 	return E2CB_EXIT_ERROR;
 }
 
+static void adjust_salt(struct restore *rs, const struct e2cb_header *h)
+{
+	uint8_t *have = rs->fs->super->s_encrypt_pw_salt;
+	char want[E2CB_SALT_STRLEN], cur[E2CB_SALT_STRLEN];
+
+	if (!rs->plan.has_v1 || !e2cb_salt_string(h->encrypt_pw_salt, want) ||
+	    !memcmp(have, h->encrypt_pw_salt, 16))
+		return;
+	if (e2cb_salt_string(have, cur)) {
+		printf("%s: passphrase salt %s kept; \"e4crypt add_key -S "
+		       "%s\" derives the archive's passphrase keys\n",
+		       rs->opts->device, cur, want);
+		return;
+	}
+	memcpy(have, h->encrypt_pw_salt, 16);
+	printf("%s: passphrase salt set to the archive's, %s\n",
+	       rs->opts->device, want);
+}
+
 /* Features the archive needs, set only after every check passed */
 static void adjust_features(struct restore *rs, const struct e2cb_header *h)
 {
@@ -1651,6 +1698,7 @@ static void adjust_features(struct restore *rs, const struct e2cb_header *h)
 		ext2fs_set_feature_encrypt(sb);
 		printf("%s: encrypt feature turned on\n", rs->opts->device);
 	}
+	adjust_salt(rs, h);
 	if (!rs->plan.has_lblk_policy)
 		goto out;
 	if (memcmp(sb->s_uuid, h->uuid, 16)) {
