@@ -624,7 +624,19 @@ struct xattr_target {
 	int fd;				/* an open file or directory */
 	const char *proc;		/* else the O_PATH one, by /proc */
 	int caps;			/* this pass: security.capability */
+	int failed;			/* an attribute could not be set */
 };
+
+/*
+ * What the target cannot hold for this user (trusted.* when not root, a
+ * filesystem without xattrs) is a warning; anything else -- a full disk,
+ * a quota, an I/O error -- leaves the entry short of what was archived.
+ */
+static int xattr_unsettable(int err)
+{
+	return err == EPERM || err == EACCES || err == ENOTSUP ||
+		err == EOPNOTSUPP;
+}
 
 static int set_one_xattr(int index, const char *name, size_t name_len,
 			 const void *value, size_t value_len, void *priv)
@@ -661,7 +673,10 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 	      fsetxattr(t->fd, full, value, value_len, 0);
 	if (ret < 0) {
 		report(t->x, errno, "cannot set extended attribute %s", full);
-		t->x->xattr_warnings++;
+		if (xattr_unsettable(errno))
+			t->x->xattr_warnings++;
+		else
+			t->failed = 1;
 	}
 	free(acl);
 	return 0;
@@ -692,7 +707,7 @@ static void apply_meta(struct xt *x, int fd, int is_path,
 		       const struct meta *m, int type)
 {
 	char proc[32];
-	struct xattr_target t = { x, fd, NULL, 0 };
+	struct xattr_target t = { x, fd, NULL, 0, 0 };
 	struct timespec ts[2];
 	int ret;
 
@@ -700,13 +715,17 @@ static void apply_meta(struct xt *x, int fd, int is_path,
 	if (is_path)
 		t.proc = proc;
 	if (x->is_root &&
-	    fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH) < 0)
+	    fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH) < 0) {
 		report(x, errno, "cannot set the owner");
+		t.failed = 1;
+	}
 	if (type != LINUX_S_IFLNK) {
 		ret = is_path ? chmod(proc, m->mode & 07777) :
 		      fchmod(fd, m->mode & 07777);
-		if (ret < 0)
+		if (ret < 0) {
 			report(x, errno, "cannot set the mode");
+			t.failed = 1;
+		}
 	}
 	if (m->xattrs) {
 		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
@@ -719,8 +738,13 @@ static void apply_meta(struct xt *x, int fd, int is_path,
 	ts[0].tv_nsec = m->atime.nsec;
 	ts[1].tv_sec = m->mtime.sec;
 	ts[1].tv_nsec = m->mtime.nsec;
-	if (set_times(fd, is_path, proc, ts, type) < 0)
+	if (set_times(fd, is_path, proc, ts, type) < 0) {
 		report(x, errno, "cannot set the times");
+		t.failed = 1;
+	}
+	/* the entry is there, but not as archived: it counts as failed */
+	if (t.failed)
+		x->failed++;
 }
 
 static void meta_from(struct meta *m, const struct xentry *e)
@@ -2719,6 +2743,10 @@ static int finish(struct xt *x)
 		fprintf(stderr, "%s: %llu device nodes not created (not "
 			"root)\n", program_name,
 			(unsigned long long) x->notroot);
+	if (x->xattr_warnings)
+		fprintf(stderr, "%s: %llu extended attributes not set "
+			"(see above)\n", program_name,
+			(unsigned long long) x->xattr_warnings);
 	fflush(stderr);
 	if (x->o->list_only)
 		printf("%s: %llu entries listed, %llu without key, %llu "
