@@ -297,6 +297,23 @@ void e2cb_uuid_string(const uint8_t *uuid, char *out)
 	*out = 0;
 }
 
+/*
+ * A passphrase salt (s_encrypt_pw_salt) as "e4crypt add_key -S" takes
+ * it: "0x" and 32 hex digits.  Returns 0 for the all-zero salt, which
+ * the file system does not have yet.
+ */
+int e2cb_salt_string(const uint8_t *salt, char *out)
+{
+	int i, set = 0;
+
+	out += sprintf(out, "0x");
+	for (i = 0; i < 16; i++) {
+		out += sprintf(out, "%02x", salt[i]);
+		set |= salt[i];
+	}
+	return set != 0;
+}
+
 struct lookup {
 	const uint8_t *name;
 	size_t len;
