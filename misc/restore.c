@@ -59,6 +59,8 @@ struct plan {
 	struct ino_map fixed;		/* inode numbers that must be kept */
 	struct ext4_encrypted_name *top;	/* names directly at PATH */
 	size_t ntop, top_size;
+	struct ext4_encrypted_name *lf;	/* names in that lost+found */
+	size_t nlf, lf_size;
 };
 
 /*
@@ -338,6 +340,13 @@ static int plan_restore(struct restore *rs, const char *archive)
 				       p->ntop, sizeof(*p->top)))
 				goto nomem;
 			entry_name(e, &p->top[p->ntop++]);
+		}
+		if (e->depth == 2 && !(e->rec.rflags & E2CB_IF_NAME) &&
+		    !strncmp(e->path, "lost+found/", 11)) {
+			if (e2cb_grow((void **) &p->lf, &p->lf_size, p->nlf,
+				       sizeof(*p->lf)))
+				goto nomem;
+			entry_name(e, &p->lf[p->nlf++]);
 		}
 		if (e2cb_reader_data(r, count_data, p)) {
 			ret = -1;
@@ -1470,11 +1479,36 @@ static int check_lost_found(struct restore *rs)
 	return 0;
 }
 
+static int refuse_name(const char *where,
+		       const struct ext4_encrypted_name *n)
+{
+	char shown[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
+
+	shown[e2cb_b64url_encode(n->name, n->name_len, shown)] = 0;
+	fprintf(stderr, "%s: refusing to restore: %s already holds an "
+		"entry named %.*s (base64url %s)\n", program_name, where,
+		(int) n->name_len, (const char *) n->name, shown);
+	return E2CB_EXIT_ERROR;
+}
+
+/* The target's lost+found takes the archived one's names: free ones */
+static int check_lost_found_names(struct restore *rs, ext2_ino_t lf)
+{
+	struct plan *p = &rs->plan;
+	ext2_ino_t ino;
+	size_t i;
+
+	for (i = 0; i < p->nlf; i++)
+		if (!e2cb_lookup_raw(rs->fs, lf, p->lf[i].name,
+				     p->lf[i].name_len, &ino))
+			return refuse_name("/lost+found", &p->lf[i]);
+	return 0;
+}
+
 /* Names at PATH must be free, lost+found at the root excepted. */
 static int check_collisions(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
-	char shown[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
 	ext2_ino_t ino;
 	size_t i;
 
@@ -1500,15 +1534,11 @@ static int check_collisions(struct restore *rs)
 		    !memcmp(p->top[i].name, "lost+found", 10) &&
 		    !ext2fs_check_directory(rs->fs, ino)) {
 			rs->lost_found_merge = 1;
+			if (check_lost_found_names(rs, ino))
+				return E2CB_EXIT_ERROR;
 			continue;
 		}
-		shown[e2cb_b64url_encode(p->top[i].name, p->top[i].name_len,
-					 shown)] = 0;
-		fprintf(stderr, "%s: refusing to restore: %s already holds "
-			"an entry named %.*s (base64url %s)\n", program_name,
-			rs->opts->path, (int) p->top[i].name_len,
-			(const char *) p->top[i].name, shown);
-		return E2CB_EXIT_ERROR;
+		return refuse_name(rs->opts->path, &p->top[i]);
 	}
 	return 0;
 }
@@ -1773,6 +1803,7 @@ static void restore_free(struct restore *rs)
 	map_free(&rs->links);
 	map_free(&rs->plan.fixed);
 	free(rs->plan.top);
+	free(rs->plan.lf);
 	ext2fs_free_mem(&rs->fill.buf);
 	e2cb_reader_close(rs->r);
 }
