@@ -584,20 +584,6 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 	return check_uuid(rs, h) || check_salt(rs, h) ? E2CB_EXIT_ERROR : 0;
 }
 
-static int mode_to_ft(uint32_t mode)
-{
-	switch (mode & LINUX_S_IFMT) {
-	case LINUX_S_IFREG: return EXT2_FT_REG_FILE;
-	case LINUX_S_IFDIR: return EXT2_FT_DIR;
-	case LINUX_S_IFCHR: return EXT2_FT_CHRDEV;
-	case LINUX_S_IFBLK: return EXT2_FT_BLKDEV;
-	case LINUX_S_IFIFO: return EXT2_FT_FIFO;
-	case LINUX_S_IFSOCK: return EXT2_FT_SOCK;
-	case LINUX_S_IFLNK: return EXT2_FT_SYMLINK;
-	}
-	return EXT2_FT_UNKNOWN;
-}
-
 static void set_time(__u32 *sec, __u32 *extra, const struct e2cb_time *t,
 		     int has_extra)
 {
@@ -1151,7 +1137,7 @@ static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 	if (!ino)
 		return EXT2_ET_FILE_NOT_FOUND;
 	retval = ext2fs_link_raw(rs->fs, dir->ino, n, ino,
-				 mode_to_ft(e->rec.mode), &dir->hint);
+				 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
 	if (!retval)
 		retval = bump_links(rs->fs, ino);
 	return retval;
@@ -1243,7 +1229,7 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	}
 	if (!retval)
 		retval = ext2fs_link_raw(fs, dir->ino, n, ino,
-					 mode_to_ft(e->rec.mode), &dir->hint);
+					 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
 	if (retval)
 		goto undo;
 	/* linked: from here on the inode is whole whatever happens */

@@ -549,20 +549,6 @@ static errcode_t find_entry(struct fc_replay *r, const struct dentry_args *d,
 	return retval;
 }
 
-static int mode_to_ftype(__u16 mode)
-{
-	switch (mode & LINUX_S_IFMT) {
-	case LINUX_S_IFREG:	return EXT2_FT_REG_FILE;
-	case LINUX_S_IFDIR:	return EXT2_FT_DIR;
-	case LINUX_S_IFCHR:	return EXT2_FT_CHRDEV;
-	case LINUX_S_IFBLK:	return EXT2_FT_BLKDEV;
-	case LINUX_S_IFIFO:	return EXT2_FT_FIFO;
-	case LINUX_S_IFSOCK:	return EXT2_FT_SOCK;
-	case LINUX_S_IFLNK:	return EXT2_FT_SYMLINK;
-	}
-	return EXT2_FT_UNKNOWN;
-}
-
 /* ext4_inc_count() */
 static void inc_count(ext2_filsys fs, struct ext2_inode_large *inode)
 {
@@ -603,7 +589,7 @@ static errcode_t link_entry(struct fc_replay *r, const struct dentry_args *d,
 	memcpy(n.name, d->name, d->name_len);
 	n.name_len = d->name_len;
 	retval = ext2fs_link_raw(r->fs, d->parent, &n, d->ino,
-				 mode_to_ftype(inode->i_mode), NULL);
+				 ext2fs_mode_to_file_type(inode->i_mode), NULL);
 	if (!retval)
 		retval = restore_iblocks(r, d->parent, dir);
 	if (retval)
