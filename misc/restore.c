@@ -1391,7 +1391,9 @@ static int spool_stdin(char *name, size_t size)
 
 /*
  * EXT2_FLAG_EXCLUSIVE keeps a second writer off a block device only; an
- * image file takes a lock, held until the filesystem is closed.
+ * image file takes a lock, held until the filesystem is closed.  Backup,
+ * extract and list look for it (e2cb_check_source), however they reach
+ * the same blocks.
  */
 static int lock_target(struct restore *rs)
 {
@@ -1403,9 +1405,11 @@ static int lock_target(struct restore *rs)
 	if (!flock(rs->lock_fd, LOCK_EX | LOCK_NB))
 		return 0;
 	if (errno == EWOULDBLOCK) {
-		fprintf(stderr, "%s: %s is in use by another e2cryptbak "
-			"restore (or another program holds a lock on it)\n",
-			program_name, dev);
+		/* names the holder, unless it let go meanwhile */
+		if (!e2cb_check_source(dev, 1))
+			fprintf(stderr, "%s: %s is in use by another "
+				"e2cryptbak restore (or another program holds "
+				"a lock on it)\n", program_name, dev);
 		return -1;
 	}
 	/* a filesystem without flock (some NFS): go on as before */
