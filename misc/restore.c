@@ -1457,24 +1457,11 @@ static errcode_t open_target(struct restore *rs)
  */
 static int check_unmounted(struct restore *rs)
 {
-	char mtpt[256];
-	int mount_flags = 0;
-	errcode_t retval;
-
-	retval = ext2fs_check_mount_point(rs->opts->device, &mount_flags,
-					  mtpt, sizeof(mtpt));
-	if (retval) {
-		com_err(program_name, retval,
-			"while determining whether %s is mounted",
-			rs->opts->device);
-		return E2CB_EXIT_ERROR;
-	}
-	if (!(mount_flags & EXT2_MF_MOUNTED))
+	if (!e2cb_check_source(rs->opts->device, 1))
 		return 0;
-	fprintf(stderr, "%s: refusing to restore: %s was mounted%s on %s "
-		"while the archive was checked; nothing was written\n",
-		program_name, rs->opts->device,
-		(mount_flags & EXT2_MF_READONLY) ? " read-only" : "", mtpt);
+	fprintf(stderr, "%s: refusing to restore: %s became busy while the "
+		"archive was checked; nothing was written\n", program_name,
+		rs->opts->device);
 	return E2CB_EXIT_ERROR;
 }
 
