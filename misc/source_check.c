@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -48,6 +49,7 @@ struct sc_obj {
 struct sc_state {
 	const char	*device;
 	int		for_write;
+	struct stat	st;		/* of @device: a restore's own lock */
 	struct sc_obj	obj[SC_MAX_OBJS];
 	int		nobj;
 };
@@ -442,6 +444,34 @@ static int is_restore(int pid)
 	return 0;
 }
 
+/*
+ * Is @o under a restore's flock?  Asked of the lock itself: /proc/locks
+ * leaves out the locks of processes in other PID namespaces.  Not of
+ * the restore's own target, which it has locked already.
+ */
+static int locked(const struct sc_state *sc, const struct sc_obj *o,
+		  int *pid)
+{
+	struct stat st;
+	int fd, busy = 0;
+
+	*pid = 0;
+	if (find_lock(o->dev, o->ino, pid))
+		return 1;
+	if (sc->for_write && o->dev == sc->st.st_dev &&
+	    o->ino == sc->st.st_ino)
+		return 0;
+	fd = open(o->node, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* closing it lets go of our shared lock at once */
+	if (!fstat(fd, &st) && st.st_dev == o->dev && st.st_ino == o->ino &&
+	    flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK)
+		busy = 1;
+	close(fd);
+	return busy;
+}
+
 /* Held open with O_EXCL: mounted in another mount namespace, say */
 static int held_exclusive(const char *node)
 {
@@ -488,16 +518,21 @@ static int report_obj(const struct sc_state *sc, const struct sc_obj *o)
 			"unmount it (or remount it read-only) first");
 		return 1;
 	}
-	if (o->ino && find_lock(o->dev, o->ino, &pid)) {
+	if (o->ino && locked(sc, o, &pid)) {
 		if (is_restore(pid))
 			fprintf(stderr, "%s: %s%s%s is being written by %s "
 				"e2cryptbak restore (pid %d); wait until it is "
 				"done\n", program_name, sc->device, o->how,
 				which, sc->for_write ? "another" : "an", pid);
-		else
+		else if (pid > 0)
 			fprintf(stderr, "%s: %s%s%s is locked for writing by "
 				"pid %d\n", program_name, sc->device, o->how,
 				which, pid);
+		else
+			fprintf(stderr, "%s: %s%s%s is locked for writing by "
+				"a process out of sight (another PID "
+				"namespace)\n", program_name, sc->device,
+				o->how, which);
 		return 1;
 	}
 	return 0;
@@ -611,6 +646,7 @@ errcode_t e2cb_check_source(const char *device, int for_write)
 	}
 	sc->device = device;
 	sc->for_write = for_write;
+	sc->st = st;
 	gather(sc, &st);
 	for (i = 0; i < sc->nobj && !retval; i++)
 		if (report_obj(sc, &sc->obj[i]))
