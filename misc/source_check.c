@@ -40,16 +40,16 @@
 struct sc_obj {
 	int	is_file;
 	dev_t	rdev;			/* block device */
-	dev_t	dev;			/* the inode locks are taken on */
+	dev_t	dev;			/* the inode that is locked */
 	ino_t	ino;
-	char	node[80];		/* /dev/loop3, or the file's name */
+	char	node[PATH_MAX];		/* /dev/loop3, or a file */
 	char	how[256];		/* how the source reaches it */
 };
 
 struct sc_state {
 	const char	*device;
 	int		for_write;
-	struct stat	st;		/* of @device: a restore's own lock */
+	struct stat	st;		/* @device: a restore locks it */
 	struct sc_obj	obj[SC_MAX_OBJS];
 	int		nobj;
 };
