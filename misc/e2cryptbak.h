@@ -21,6 +21,7 @@
 #define E2CB_EXIT_USAGE		16	/* usage or syntax error */
 
 extern const char *program_name;
+extern int e2cb_stdout_errno;
 
 struct e2cb_backup_opts {
 	const char *device;
@@ -28,6 +29,7 @@ struct e2cb_backup_opts {
 	const char *path;		/* subtree, default "/" */
 	const char *compress;		/* NULL, gzip, zstd or xz */
 	int progress;
+	int stale;			/* do not replay the journal */
 };
 
 struct e2cb_restore_opts {
@@ -39,6 +41,7 @@ struct e2cb_restore_opts {
 	int keep_ino;
 	int set_uuid;
 	int add_encrypt;		/* turn on the encrypt feature */
+	int keep_pw_salt;		/* keep a salt other than the archive's */
 };
 
 struct e2cb_extract_opts {
@@ -54,6 +57,7 @@ struct e2cb_extract_opts {
 	int overwrite;
 	int list_only;			/* list -k: print, write nothing */
 	int to_stdout;			/* -O: file data to standard output */
+	int stale;			/* image: do not replay the journal */
 };
 
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
@@ -108,6 +112,12 @@ extern errcode_t e2cb_open_fs(const char *device, int flags,
 			      ext2_filsys *ret_fs);
 extern errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 			       ext2_filsys *ret_fs);
+struct ext2fs_replay_stats;
+extern errcode_t e2cb_open_source(const char *device, int stale,
+				  struct ext2fs_replay_stats *st,
+				  ext2_filsys *ret_fs);
+extern void e2cb_journal_state(const struct e2cb_header *h, char *buf,
+			       size_t size);
 extern void e2cb_inode_times(const struct ext2_inode_large *inode,
 			     size_t inode_size, struct e2cb_inode_rec *r);
 extern void e2cb_inode_rdev(const struct ext2_inode *inode,
@@ -120,6 +130,8 @@ extern errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 extern int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem);
 extern const char *e2cb_mode_name(int mode);
 extern void e2cb_uuid_string(const uint8_t *uuid, char *out);
+#define E2CB_SALT_STRLEN	35
+extern int e2cb_salt_string(const uint8_t *salt, char *out);
 extern void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,
 			       size_t bufsize);
 extern void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d,

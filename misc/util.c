@@ -6,6 +6,7 @@
  */
 
 #include "config.h"
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,10 @@
 #include <string.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
+#include "ext2fs/journal_replay.h"
+
+/* Why standard output failed, where the command saw it happen */
+int e2cb_stdout_errno;
 
 /* A device or image shorter than its filesystem has lost data. */
 static errcode_t check_device_size(const char *device, ext2_filsys fs)
@@ -70,6 +75,69 @@ errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 	if (retval)
 		ext2fs_close_free(ret_fs);
 	return retval;
+}
+
+/*
+ * Open a source to read it as the kernel would mount it: an image of a
+ * filesystem in use has its journal replayed and its orphans handled in
+ * memory (lib/ext2fs/open_replayed.c), never on the device.  With @stale
+ * the on-disk state is read as it is, on purpose, and said so.
+ */
+errcode_t e2cb_open_source(const char *device, int stale,
+			   struct ext2fs_replay_stats *st, ext2_filsys *ret_fs)
+{
+	errcode_t retval;
+
+	memset(st, 0, sizeof(*st));
+	retval = e2cb_open_fs(device, 0, ret_fs);
+	if (retval || !ext2fs_needs_replay(*ret_fs))
+		return retval;
+	ext2fs_close_free(ret_fs);
+	retval = ext2fs_open_replayed(device, EXT2_FLAG_64BITS,
+				      stale ? EXT2FS_REPLAY_STALE : 0, st,
+				      ret_fs);
+	if (retval) {
+		com_err(program_name, retval, "while replaying the journal "
+			"of %s%s%s", device, st->why[0] ? ": " : "", st->why);
+		fprintf(stderr, "%s: %s needs recovery that cannot be done "
+			"as the kernel would do it; --stale reads its stale "
+			"on-disk state instead\n", program_name, device);
+		return retval;
+	}
+	if (st->state == EXT2FS_REPLAY_SKIPPED)
+		fprintf(stderr, "%s: %s: needs journal recovery; reading the "
+			"stale on-disk state, as --stale asks: it is NOT what "
+			"the kernel would mount\n", program_name, device);
+	else
+		fprintf(stderr, "%s: %s: replayed the journal in memory: "
+			"%u transactions, %u blocks, %u fast commits, "
+			"%u orphans\n", program_name, device,
+			st->transactions, st->blocks, st->fc_commits,
+			st->orphans);
+	return 0;
+}
+
+/* What the header says of the source's journal, for list and verify */
+void e2cb_journal_state(const struct e2cb_header *h, char *buf, size_t size)
+{
+	switch (h->journal_state) {
+	case E2CB_JOURNAL_CLEAN:
+		snprintf(buf, size, "clean");
+		break;
+	case E2CB_JOURNAL_REPLAYED:
+		snprintf(buf, size, "replayed: %u transactions, %u blocks, "
+			 "%u fast commits, %u orphans",
+			 h->replay_transactions, h->replay_blocks,
+			 h->replay_fast_commits, h->replay_orphans);
+		break;
+	case E2CB_JOURNAL_STALE:
+		snprintf(buf, size, "NOT replayed (--stale): the stale "
+			 "on-disk state of a filesystem that needed "
+			 "recovery");
+		break;
+	default:
+		snprintf(buf, size, "unknown state %u", h->journal_state);
+	}
 }
 
 static int has_extra_field(size_t inode_size,
@@ -211,6 +279,23 @@ void e2cb_uuid_string(const uint8_t *uuid, char *out)
 	*out = 0;
 }
 
+/*
+ * A passphrase salt (s_encrypt_pw_salt) as "e4crypt add_key -S" takes
+ * it: "0x" and 32 hex digits.  Returns 0 for the all-zero salt, which
+ * the file system does not have yet.
+ */
+int e2cb_salt_string(const uint8_t *salt, char *out)
+{
+	int i, set = 0;
+
+	out += sprintf(out, "0x");
+	for (i = 0; i < 16; i++) {
+		out += sprintf(out, "%02x", salt[i]);
+		set |= salt[i];
+	}
+	return set != 0;
+}
+
 struct lookup {
 	const uint8_t *name;
 	size_t len;
@@ -257,6 +342,38 @@ errcode_t e2cb_lookup_raw(ext2_filsys fs, ext2_ino_t dir,
  * component is the base64url of the raw name, as `e2cryptbak list`
  * shows it; no string function sees the decoded bytes.
  */
+/*
+ * A path that begins "<N>" starts at inode N, as in debugfs: a deep
+ * encrypted tree's base64url path may be longer than any PATH_MAX.
+ */
+static errcode_t start_inode(ext2_filsys fs, const char **p,
+			     ext2_ino_t *ino)
+{
+	struct ext2_inode inode;
+	unsigned long n;
+	char *end;
+	errcode_t retval;
+
+	if (**p != '<')
+		return 0;
+	errno = 0;
+	n = strtoul(*p + 1, &end, 10);
+	if (errno || end == *p + 1 || *end != '>' || !n ||
+	    n > fs->super->s_inodes_count)
+		return EXT2_ET_BAD_INODE_NUM;
+	if ((n < EXT2_FIRST_INODE(fs->super) && n != EXT2_ROOT_INO) ||
+	    !ext2fs_test_inode_bitmap2(fs->inode_map, n))
+		return EXT2_ET_BAD_INODE_NUM;
+	retval = ext2fs_read_inode(fs, n, &inode);
+	if (retval)
+		return retval;
+	if (!inode.i_links_count)
+		return EXT2_ET_BAD_INODE_NUM;
+	*ino = n;
+	*p = end + 1;
+	return 0;
+}
+
 errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 			    ext2_ino_t *ret)
 {
@@ -267,6 +384,16 @@ errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 	ext2_ino_t ino = EXT2_ROOT_INO;
 	errcode_t retval;
 
+	if (*p == '<') {
+		if (!fs->inode_map) {
+			retval = ext2fs_read_inode_bitmap(fs);
+			if (retval)
+				return retval;
+		}
+		retval = start_inode(fs, &p, &ino);
+		if (retval)
+			return retval;
+	}
 	while (*p) {
 		for (; *p == '/'; p++)
 			;
