@@ -1561,7 +1561,9 @@ static int spool_stdin(char *name, size_t size)
 
 /*
  * EXT2_FLAG_EXCLUSIVE keeps a second writer off a block device only; an
- * image file takes a lock, held until the filesystem is closed.
+ * image file takes a lock, held until the filesystem is closed.  Backup,
+ * extract and list look for it (e2cb_check_source), however they reach
+ * the same blocks.
  */
 static int lock_target(struct restore *rs)
 {
@@ -1573,9 +1575,11 @@ static int lock_target(struct restore *rs)
 	if (!flock(rs->lock_fd, LOCK_EX | LOCK_NB))
 		return 0;
 	if (errno == EWOULDBLOCK) {
-		fprintf(stderr, "%s: %s is in use by another e2cryptbak "
-			"restore (or another program holds a lock on it)\n",
-			program_name, dev);
+		/* names the holder, unless it let go meanwhile */
+		if (!e2cb_check_source(dev, 1))
+			fprintf(stderr, "%s: %s is in use by another "
+				"e2cryptbak restore (or another program holds "
+				"a lock on it)\n", program_name, dev);
 		return -1;
 	}
 	/* a filesystem without flock (some NFS): go on as before */
@@ -1665,24 +1669,11 @@ static errcode_t open_target(struct restore *rs)
  */
 static int check_unmounted(struct restore *rs)
 {
-	char mtpt[256];
-	int mount_flags = 0;
-	errcode_t retval;
-
-	retval = ext2fs_check_mount_point(rs->opts->device, &mount_flags,
-					  mtpt, sizeof(mtpt));
-	if (retval) {
-		com_err(program_name, retval,
-			"while determining whether %s is mounted",
-			rs->opts->device);
-		return E2CB_EXIT_ERROR;
-	}
-	if (!(mount_flags & EXT2_MF_MOUNTED))
+	if (!e2cb_check_source(rs->opts->device, 1))
 		return 0;
-	fprintf(stderr, "%s: refusing to restore: %s was mounted%s on %s "
-		"while the archive was checked; nothing was written\n",
-		program_name, rs->opts->device,
-		(mount_flags & EXT2_MF_READONLY) ? " read-only" : "", mtpt);
+	fprintf(stderr, "%s: refusing to restore: %s became busy while the "
+		"archive was checked; nothing was written\n", program_name,
+		rs->opts->device);
 	return E2CB_EXIT_ERROR;
 }
 
