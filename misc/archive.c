@@ -110,6 +110,11 @@ size_t e2cb_encode_header(const struct e2cb_header *h, uint8_t *buf,
 	memcpy(buf + 96, h->tool_version,
 	       strnlen(h->tool_version, E2CB_TOOL_VERSION_LEN));
 	put16(buf + 128, h->source_path_len);
+	buf[130] = h->journal_state;
+	put32(buf + 132, h->replay_transactions);
+	put32(buf + 136, h->replay_blocks);
+	put32(buf + 140, h->replay_fast_commits);
+	put32(buf + 144, h->replay_orphans);
 	memcpy(buf + E2CB_HEADER_FIXED, h->source_path, h->source_path_len);
 	e2cb_seal(buf, len);
 	return len + 4;
@@ -151,6 +156,11 @@ errcode_t e2cb_decode_header(const void *buf, size_t len,
 	h->created = (int64_t) get64(p + 88);
 	memcpy(h->tool_version, p + 96, E2CB_TOOL_VERSION_LEN);
 	h->source_path_len = get16(p + 128);
+	h->journal_state = p[130];
+	h->replay_transactions = get32(p + 132);
+	h->replay_blocks = get32(p + 136);
+	h->replay_fast_commits = get32(p + 140);
+	h->replay_orphans = get32(p + 144);
 	memcpy(h->source_path, p + E2CB_HEADER_FIXED, h->source_path_len);
 	if (h->block_size < 1024 || h->block_size > 65536 ||
 	    (h->block_size & (h->block_size - 1)))

@@ -82,8 +82,16 @@ struct e2cb_header {
 	int64_t created;
 	char tool_version[E2CB_TOOL_VERSION_LEN + 1];
 	uint16_t source_path_len;
+	uint8_t journal_state;		/* E2CB_JOURNAL_* */
+	uint32_t replay_transactions, replay_blocks;
+	uint32_t replay_fast_commits, replay_orphans;
 	char source_path[4096];		/* not NUL terminated on disk */
 };
+
+/* e2cb_header.journal_state: what the producer did with the journal */
+#define E2CB_JOURNAL_CLEAN	0	/* nothing to replay (or not said) */
+#define E2CB_JOURNAL_REPLAYED	1	/* replayed in memory, as a mount */
+#define E2CB_JOURNAL_STALE	2	/* needed, not done: --stale */
 
 struct e2cb_inode_rec {
 	uint32_t seq;

@@ -25,6 +25,7 @@
 #include <et/com_err.h>
 #include <ext2fs/ext3_extents.h>
 #include "e2cryptbak.h"
+#include "ext2fs/journal_replay.h"
 
 #define IOBUF_SIZE	(1024 * 1024)
 #define WRITER_BUFS	8		/* batches queued for the writer */
@@ -46,6 +47,7 @@ struct link_table {
 
 struct backup {
 	ext2_filsys fs;
+	struct ext2fs_replay_stats replay;	/* what opening it replayed */
 	struct archive *a;
 	struct archive_entry *entry;
 	const char *dest;		/* the archive, for messages */
@@ -1391,6 +1393,20 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 	return retval;
 }
 
+static void set_journal_state(struct e2cb_header *h,
+			      const struct ext2fs_replay_stats *st)
+{
+	if (st->state == EXT2FS_REPLAY_SKIPPED) {
+		h->journal_state = E2CB_JOURNAL_STALE;
+	} else if (st->state == EXT2FS_REPLAY_DONE) {
+		h->journal_state = E2CB_JOURNAL_REPLAYED;
+		h->replay_transactions = st->transactions;
+		h->replay_blocks = st->blocks;
+		h->replay_fast_commits = st->fc_commits;
+		h->replay_orphans = st->orphans;
+	}
+}
+
 static errcode_t write_header_entry(struct backup *b, const char *src_path,
 				    ext2_ino_t root)
 {
@@ -1415,6 +1431,7 @@ static errcode_t write_header_entry(struct backup *b, const char *src_path,
 	snprintf(h.tool_version, sizeof(h.tool_version), "e2cryptbak %s",
 		 E2CRYPTBAK_VERSION);
 	h.root_ino = root;
+	set_journal_state(&h, &b->replay);
 	if (strlen(src_path) >= sizeof(h.source_path))
 		return EXT2_ET_TOO_MANY_REFS;
 	h.source_path_len = strlen(src_path);
@@ -1900,7 +1917,7 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 	b.progress = opts->progress;
 	b.dest = strcmp(opts->output, "-") ? opts->output : "standard output";
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (e2cb_open_fs(opts->device, 0, &b.fs))
+	if (e2cb_open_source(opts->device, opts->stale, &b.replay, &b.fs))
 		return E2CB_EXIT_ERROR;
 	fd = open_dest(opts, &tmp_name);
 	if (fd < 0) {

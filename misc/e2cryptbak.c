@@ -21,16 +21,22 @@
 
 const char *program_name = "e2cryptbak";
 
+/* long options without a short form */
+#define OPT_OVERWRITE	256
+#define OPT_STALE	257
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: %s backup [-p] -o ARCHIVE|- [-Z gzip|zstd|xz] DEVICE [PATH]\n"
+"Usage: %s backup [-p] [--stale] -o ARCHIVE|- [-Z gzip|zstd|xz]\n"
+"                DEVICE [PATH]\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
 "                [--enable-encrypt] ARCHIVE|- DEVICE [PATH]\n"
 "       %s list [-l] ARCHIVE|-\n"
-"       %s list -k KEYFILE [-k ...] [--passphrase-file F] ARCHIVE|-|DEVICE\n"
+"       %s list -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
+"                ARCHIVE|-|DEVICE\n"
 "       %s verify ARCHIVE|-\n"
-"       %s extract -k KEYFILE [-k ...] [--passphrase-file F]\n"
+"       %s extract -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
 "                [-C DIR [--overwrite] | -O] ARCHIVE|-|DEVICE [PATH...]\n"
 "       %s -V | --help\n"
 "\n"
@@ -58,13 +64,20 @@ static int usage_error(const char *msg)
 
 static int cmd_backup(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "stale", no_argument, NULL, OPT_STALE },
+		{ NULL, 0, NULL, 0 }
+	};
 	struct e2cb_backup_opts opts;
 	int c;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.path = "/";
-	while ((c = getopt(argc, argv, "po:Z:")) != EOF) {
+	while ((c = getopt_long(argc, argv, "po:Z:", longopts, NULL)) != EOF) {
 		switch (c) {
+		case OPT_STALE:
+			opts.stale = 1;
+			break;
 		case 'p':
 			opts.progress = 1;
 			break;
@@ -139,13 +152,12 @@ static int cmd_restore(int argc, char **argv)
 }
 
 /* -k, --key-hex and --passphrase-file, shared by list and extract */
-/* long options without a short form */
-#define OPT_OVERWRITE	256
 
 #define KEY_OPTIONS \
 	{ "key", required_argument, NULL, 'k' }, \
 	{ "key-hex", required_argument, NULL, 'H' }, \
-	{ "passphrase-file", required_argument, NULL, 'P' }
+	{ "passphrase-file", required_argument, NULL, 'P' }, \
+	{ "stale", no_argument, NULL, OPT_STALE }
 
 static int key_option(struct e2cb_extract_opts *opts, int c)
 {
@@ -160,6 +172,9 @@ static int key_option(struct e2cb_extract_opts *opts, int c)
 		if (opts->passphrase_file)
 			return 0;
 		opts->passphrase_file = optarg;
+		return 1;
+	case OPT_STALE:
+		opts->stale = 1;
 		return 1;
 	}
 	return 0;

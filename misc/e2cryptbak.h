@@ -28,6 +28,7 @@ struct e2cb_backup_opts {
 	const char *path;		/* subtree, default "/" */
 	const char *compress;		/* NULL, gzip, zstd or xz */
 	int progress;
+	int stale;			/* do not replay the journal */
 };
 
 struct e2cb_restore_opts {
@@ -54,6 +55,7 @@ struct e2cb_extract_opts {
 	int overwrite;
 	int list_only;			/* list -k: print, write nothing */
 	int to_stdout;			/* -O: file data to standard output */
+	int stale;			/* image: do not replay the journal */
 };
 
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
@@ -105,6 +107,12 @@ extern errcode_t e2cb_open_fs(const char *device, int flags,
 			      ext2_filsys *ret_fs);
 extern errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 			       ext2_filsys *ret_fs);
+struct ext2fs_replay_stats;
+extern errcode_t e2cb_open_source(const char *device, int stale,
+				  struct ext2fs_replay_stats *st,
+				  ext2_filsys *ret_fs);
+extern void e2cb_journal_state(const struct e2cb_header *h, char *buf,
+			       size_t size);
 extern void e2cb_inode_times(const struct ext2_inode_large *inode,
 			     size_t inode_size, struct e2cb_inode_rec *r);
 extern void e2cb_inode_rdev(const struct ext2_inode *inode,

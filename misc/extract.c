@@ -30,6 +30,7 @@
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 #include "fscrypt/fscrypt.h"
+#include "ext2fs/journal_replay.h"
 
 #define IOBUF_SIZE	(1024 * 1024)
 #define PIPE_BUFS	(E2CB_PIPE_MAX_WORKERS + 2)
@@ -2036,7 +2037,9 @@ static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 		if (dst && room >= fs->blocksize) {
 			if (n > room / fs->blocksize)
 				n = room / fs->blocksize;
-			if (rc->w->plan)
+			/* the workers read the device: not what a replay changed */
+			if (rc->w->plan &&
+			    !ext2fs_replay_io_changed(fs->io, pblk, n))
 				w_plan_read(rc->w, dst, pblk * fs->blocksize,
 					    n * fs->blocksize);
 			else
@@ -2405,11 +2408,13 @@ static int looks_like_image(const char *name)
 
 static int open_source(struct xt *x, int image, uint8_t salt[16])
 {
+	struct ext2fs_replay_stats replay;
 	const struct e2cb_header *h;
 	errcode_t err;
 
 	if (image) {
-		if (e2cb_open_fs(x->o->source, 0, &x->fs))
+		if (e2cb_open_source(x->o->source, x->o->stale, &replay,
+				     &x->fs))
 			return E2CB_EXIT_ERROR;
 		memcpy(x->uuid, x->fs->super->s_uuid, 16);
 		memcpy(salt, x->fs->super->s_encrypt_pw_salt, 16);

@@ -54,6 +54,14 @@ static void print_entry(const struct e2cb_entry *e, int long_format)
 	putchar('\n');
 }
 
+static void print_journal_state(struct e2cb_reader *r)
+{
+	char journal[160];
+
+	e2cb_journal_state(e2cb_reader_header(r), journal, sizeof(journal));
+	printf("source journal: %s\n", journal);
+}
+
 static int open_reader(const char *name, int flags, struct e2cb_reader **r)
 {
 	errcode_t retval = e2cb_reader_open(name, flags, r);
@@ -78,6 +86,8 @@ int e2cb_list(const char *name, int long_format)
 	ret = open_reader(name, 0, &r);
 	if (ret)
 		goto out;
+	if (long_format)
+		print_journal_state(r);
 	/* output that fails ends the listing; main() reports it */
 	while (!ferror(stdout) && (ret = e2cb_reader_next(r, &e)) == 0)
 		print_entry(e, long_format);
@@ -102,7 +112,7 @@ static void print_verified(const char *name, struct e2cb_reader *r)
 {
 	const struct e2cb_header *h = e2cb_reader_header(r);
 	const struct e2cb_trailer *t = e2cb_reader_trailer(r);
-	char uuid[37], when[64];
+	char uuid[37], when[64], journal[160];
 	time_t created = h->created;
 
 	e2cb_uuid_string(h->uuid, uuid);
@@ -116,6 +126,8 @@ static void print_verified(const char *name, struct e2cb_reader *r)
 	printf("%s: made %s by %s from filesystem %s, path %.*s, "
 	       "block size %u\n", name, when, h->tool_version, uuid,
 	       (int) h->source_path_len, h->source_path, h->block_size);
+	e2cb_journal_state(h, journal, sizeof(journal));
+	printf("%s: source journal: %s\n", name, journal);
 }
 
 int e2cb_verify(const char *name)

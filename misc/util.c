@@ -13,6 +13,7 @@
 #include <string.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
+#include "ext2fs/journal_replay.h"
 
 /* A device or image shorter than its filesystem has lost data. */
 static errcode_t check_device_size(const char *device, ext2_filsys fs)
@@ -88,6 +89,69 @@ errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 	if (retval)
 		ext2fs_close_free(ret_fs);
 	return retval;
+}
+
+/*
+ * Open a source to read it as the kernel would mount it: an image of a
+ * filesystem in use has its journal replayed and its orphans handled in
+ * memory (lib/ext2fs/open_replayed.c), never on the device.  With @stale
+ * the on-disk state is read as it is, on purpose, and said so.
+ */
+errcode_t e2cb_open_source(const char *device, int stale,
+			   struct ext2fs_replay_stats *st, ext2_filsys *ret_fs)
+{
+	errcode_t retval;
+
+	memset(st, 0, sizeof(*st));
+	retval = e2cb_open_fs(device, 0, ret_fs);
+	if (retval || !ext2fs_needs_replay(*ret_fs))
+		return retval;
+	ext2fs_close_free(ret_fs);
+	retval = ext2fs_open_replayed(device, EXT2_FLAG_64BITS,
+				      stale ? EXT2FS_REPLAY_STALE : 0, st,
+				      ret_fs);
+	if (retval) {
+		com_err(program_name, retval, "while replaying the journal "
+			"of %s%s%s", device, st->why[0] ? ": " : "", st->why);
+		fprintf(stderr, "%s: %s needs recovery that cannot be done "
+			"as the kernel would do it; --stale reads its stale "
+			"on-disk state instead\n", program_name, device);
+		return retval;
+	}
+	if (st->state == EXT2FS_REPLAY_SKIPPED)
+		fprintf(stderr, "%s: %s: needs journal recovery; reading the "
+			"stale on-disk state, as --stale asks: it is NOT what "
+			"the kernel would mount\n", program_name, device);
+	else
+		fprintf(stderr, "%s: %s: replayed the journal in memory: "
+			"%u transactions, %u blocks, %u fast commits, "
+			"%u orphans\n", program_name, device,
+			st->transactions, st->blocks, st->fc_commits,
+			st->orphans);
+	return 0;
+}
+
+/* What the header says of the source's journal, for list and verify */
+void e2cb_journal_state(const struct e2cb_header *h, char *buf, size_t size)
+{
+	switch (h->journal_state) {
+	case E2CB_JOURNAL_CLEAN:
+		snprintf(buf, size, "clean");
+		break;
+	case E2CB_JOURNAL_REPLAYED:
+		snprintf(buf, size, "replayed: %u transactions, %u blocks, "
+			 "%u fast commits, %u orphans",
+			 h->replay_transactions, h->replay_blocks,
+			 h->replay_fast_commits, h->replay_orphans);
+		break;
+	case E2CB_JOURNAL_STALE:
+		snprintf(buf, size, "NOT replayed (--stale): the stale "
+			 "on-disk state of a filesystem that needed "
+			 "recovery");
+		break;
+	default:
+		snprintf(buf, size, "unknown state %u", h->journal_state);
+	}
 }
 
 static int has_extra_field(size_t inode_size,

@@ -15,6 +15,7 @@
 #define EXT2FS_JOURNAL_REPLAY_H
 
 #include <ext2fs/ext2fs.h>
+#include <ext2fs/crypt_err.h>
 
 /* --- jbd2 on disk ------------------------------------------------------ */
 
@@ -91,26 +92,39 @@ struct jbd2_commit_header {
 	__u32	h_commit_nsec;
 };
 
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+_Static_assert(sizeof(struct jbd2_superblock) == 1024,
+	       "the jbd2 superblock is 1024 bytes");
+#endif
+
 /* --- the journal, as the replay reads it -------------------------------- */
 
 struct ext2fs_journal {
 	ext2_filsys	fs;		/* the filesystem as found on disk */
 	blk64_t		*bmap;		/* journal block -> device block */
+	__u32		total_len;	/* blocks mapped, at most maxlen */
 	__u32		maxlen;		/* blocks in the journal */
 	__u32		first;		/* first log block */
 	__u32		last;		/* end of the log (exclusive) */
-	__u32		fc_first;	/* fast-commit area, inclusive */
-	__u32		fc_last;	/*   ... its end, exclusive */
+	__u32		fc_first;	/* the kernel's j_fc_first */
+	__u32		fc_last;	/* its j_fc_last (= maxlen) */
 	__u32		blocksize;
 	__u32		sequence;	/* s_sequence: first expected tid */
 	__u32		start;		/* s_start: 0 when clean */
 	__u32		compat, incompat;
 	__u32		csum_seed;	/* crc32c(~0, s_uuid) for csum v2/v3 */
 	__u32		end_tid;	/* after the scan: first tid not found */
+	char		why[160];	/* what is wrong, when it is */
 };
+
+/* ext2fs_replay_stats.state */
+#define EXT2FS_REPLAY_CLEAN	0	/* nothing to replay */
+#define EXT2FS_REPLAY_DONE	1	/* replayed in memory */
+#define EXT2FS_REPLAY_SKIPPED	2	/* needed, not done: stale on purpose */
 
 /* What replaying found and did: for messages and the archive header */
 struct ext2fs_replay_stats {
+	int	state;
 	__u32	transactions;	/* full commits replayed */
 	__u32	blocks;		/* blocks replayed, after revocation */
 	__u32	revoked;	/* blocks not replayed: revoked */
@@ -118,6 +132,7 @@ struct ext2fs_replay_stats {
 	__u32	fc_tags;	/* fast-commit tags applied */
 	__u32	orphans;	/* orphan inodes handled */
 	__u32	first_tid, end_tid;
+	char	why[160];	/* what is wrong, when replaying fails */
 };
 
 /* ext2fs_open_replayed() flags */
@@ -157,16 +172,19 @@ extern void ext2fs_journal_free(struct ext2fs_journal *j);
 extern errcode_t ext2fs_fc_replay(ext2_filsys fs, struct ext2fs_journal *j,
 				  struct ext2fs_replay_stats *stats);
 
-/* orphan.c: truncate or free the orphans, as ext4_orphan_cleanup() does */
+/* orphan_cleanup.c: truncate or free the orphans, as ext4_orphan_cleanup() does */
 extern errcode_t ext2fs_orphan_cleanup(ext2_filsys fs,
 				       struct ext2fs_replay_stats *stats);
 
 /* replay_io.c: a copy-on-write layer over a read-only device */
 extern io_manager replay_io_manager;
+extern errcode_t ext2fs_replay_io_set_unit(io_channel channel,
+					   unsigned int unit);
 extern errcode_t ext2fs_replay_io_map(io_channel channel, blk64_t blk,
-				      io_channel src, blk64_t src_blk,
-				      int escape);
+				      blk64_t src, int escape);
 extern int ext2fs_replay_io_changed(io_channel channel, blk64_t blk,
 				    blk64_t count);
+extern unsigned long long ext2fs_replay_io_count(io_channel channel);
+extern io_channel ext2fs_replay_io_adopt(io_channel channel);
 
 #endif /* EXT2FS_JOURNAL_REPLAY_H */
