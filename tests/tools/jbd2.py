@@ -45,7 +45,7 @@ class Journal:
     def __init__(self, path):
         self.path = path
         self.f = open(path, "r+b")
-        out = subprocess.run(["debugfs", "-R", "blocks <8>", path],
+        out = subprocess.run(["debugfs", "-c", "-R", "blocks <8>", path],
                              capture_output=True, text=True).stdout
         self.bmap = [int(x) for x in out.split()]
         if not self.bmap:
