@@ -6,6 +6,10 @@
 #       one line per log block from s_start to the end of the log:
 #       "SEQ KIND JBLK DEVOFFSET [FSBLOCK]", KIND one of descriptor,
 #       data, commit, revoke; DEVOFFSET the block's byte offset in IMAGE
+#   jbd2.py sb IMAGE FIELD VALUE
+#       set a 32-bit field of the journal superblock (sequence, start,
+#       first, maxlen) and its checksum (csum v3), as a buggy or hostile
+#       writer would leave it
 #   jbd2.py put IMAGE FSBLOCK FILE
 #       replace every logged copy of FSBLOCK with the block in FILE and
 #       make the tags' and descriptors' checksums (csum v3) agree, so
@@ -152,6 +156,16 @@ def main():
         for seq, kind, jblk, blk, _, _ in j.walk():
             print("%d %s %d %d%s" % (seq, kind, jblk, j.off(jblk),
                                      "" if blk is None else " %d" % blk))
+    elif len(sys.argv) == 5 and sys.argv[1] == "sb":
+        j = Journal(sys.argv[2])
+        fields = {"maxlen": 0x10, "first": 0x14, "sequence": 0x18,
+                  "start": 0x1C}
+        sb = j.read(0)
+        struct.pack_into(">I", sb, fields[sys.argv[3]], int(sys.argv[4]))
+        if j.csum3:
+            struct.pack_into(">I", sb, 0xFC, 0)
+            struct.pack_into(">I", sb, 0xFC, crc32c(0xFFFFFFFF, sb[:1024]))
+        j.write(0, sb)
     elif len(sys.argv) == 5 and sys.argv[1] == "put":
         j = Journal(sys.argv[2])
         data = open(sys.argv[4], "rb").read()
@@ -159,7 +173,8 @@ def main():
             sys.exit("jbd2.py: %s: not one block" % sys.argv[4])
         print(j.put(int(sys.argv[3]), data))
     else:
-        sys.exit("Usage: jbd2.py layout IMAGE | put IMAGE FSBLOCK FILE")
+        sys.exit("Usage: jbd2.py layout IMAGE | sb IMAGE FIELD VALUE | "
+                 "put IMAGE FSBLOCK FILE")
 
 
 if __name__ == "__main__":
