@@ -264,11 +264,17 @@ static void show_progress(struct backup *b, int done)
 	if (!done && now == b->last_progress)
 		return;
 	b->last_progress = now;
-	fprintf(stderr, "\r%s: %llu/%llu inodes, %llu MiB%s", program_name,
-		(unsigned long long) b->inodes,
-		(unsigned long long) b->inodes_total,
-		(unsigned long long) (b->data_bytes >> 20),
-		done ? "\n" : "");
+	/* a subtree's share of the inodes is not known beforehand */
+	if (b->inodes_total && !done)
+		fprintf(stderr, "\r%s: %llu/%llu inodes, %llu MiB",
+			program_name, (unsigned long long) b->inodes,
+			(unsigned long long) b->inodes_total,
+			(unsigned long long) (b->data_bytes >> 20));
+	else
+		fprintf(stderr, "\r%s: %llu inodes, %llu MiB%s",
+			program_name, (unsigned long long) b->inodes,
+			(unsigned long long) (b->data_bytes >> 20),
+			done ? "\n" : "");
 }
 
 /*
@@ -1432,10 +1438,15 @@ static errcode_t write_header_entry(struct backup *b, const char *src_path,
 		 E2CRYPTBAK_VERSION);
 	h.root_ino = root;
 	set_journal_state(&h, &b->replay);
+	/* a PATH longer than the record holds is named as debugfs would */
 	if (strlen(src_path) >= sizeof(h.source_path))
-		return EXT2_ET_TOO_MANY_REFS;
-	h.source_path_len = strlen(src_path);
-	memcpy(h.source_path, src_path, h.source_path_len);
+		h.source_path_len = snprintf(h.source_path,
+					     sizeof(h.source_path), "<%u>",
+					     root);
+	else
+		h.source_path_len = strlen(src_path);
+	if (h.source_path_len == strlen(src_path))
+		memcpy(h.source_path, src_path, h.source_path_len);
 	len = e2cb_encode_header(&h, buf, sizeof(buf));
 
 	archive_entry_clear(b->entry);
@@ -1700,15 +1711,29 @@ static void readahead_inode_tables(ext2_filsys fs)
 		io_channel_cache_readahead(fs->io, start, count);
 }
 
+/*
+ * The inodes a whole-filesystem walk meets, for -p: those in use, less
+ * the reserved ones but the root.  The group descriptors' counts, not the
+ * superblock's, which the kernel updates only now and then.
+ */
+static uint64_t inodes_in_tree(ext2_filsys fs)
+{
+	uint64_t used = 0;
+	dgrp_t g;
+
+	for (g = 0; g < fs->group_desc_count; g++)
+		used += fs->super->s_inodes_per_group -
+			ext2fs_bg_free_inodes_count(fs, g);
+	if (used < EXT2_FIRST_INODE(fs->super))
+		return 0;
+	return used - (EXT2_FIRST_INODE(fs->super) - 1) + 1;
+}
+
 static errcode_t backup_walk(struct backup *b, const char *src_path)
 {
 	ext2_ino_t root;
 	errcode_t retval;
 
-	if (strlen(src_path) >= 4096) {
-		fprintf(stderr, "%s: PATH is too long\n", program_name);
-		return EXT2_ET_INVALID_ARGUMENT;
-	}
 	readahead_inode_tables(b->fs);
 	retval = e2cb_resolve_path(b->fs, src_path, &root);
 	if (!retval)
@@ -1727,8 +1752,8 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 	if (b->holes == MAP_FAILED)
 		b->holes = NULL;	/* zero_buf will do, slower */
 	e2cb_sum_init(&b->sum);
-	b->inodes_total = b->fs->super->s_inodes_count -
-			  b->fs->super->s_free_inodes_count;
+	if (root == EXT2_ROOT_INO)
+		b->inodes_total = inodes_in_tree(b->fs);
 	b->entry = b->own_entry;
 	retval = write_header_entry(b, src_path, root);
 	if (retval)

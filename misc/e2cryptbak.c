@@ -31,7 +31,7 @@ static void usage(FILE *f)
 "Usage: %s backup [-p] [--stale] -o ARCHIVE|- [-Z gzip|zstd|xz]\n"
 "                DEVICE [PATH]\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
-"                [--enable-encrypt] ARCHIVE|- DEVICE [PATH]\n"
+"                [--enable-encrypt] [--keep-pw-salt] ARCHIVE|- DEVICE [PATH]\n"
 "       %s list [-l] ARCHIVE|-\n"
 "       %s list -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
 "                ARCHIVE|-|DEVICE\n"
@@ -113,6 +113,7 @@ static int cmd_restore(int argc, char **argv)
 		{ "keep-inode-numbers", no_argument, NULL, 'K' },
 		{ "set-uuid", no_argument, NULL, 'U' },
 		{ "enable-encrypt", no_argument, NULL, 'E' },
+		{ "keep-pw-salt", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct e2cb_restore_opts opts;
@@ -136,6 +137,9 @@ static int cmd_restore(int argc, char **argv)
 			break;
 		case 'E':
 			opts.add_encrypt = 1;
+			break;
+		case 'S':
+			opts.keep_pw_salt = 1;
 			break;
 		default:
 			return usage_error(NULL);
@@ -308,8 +312,8 @@ static int close_stdout(int ret)
 	errno = 0;
 	if (fflush(stdout) != 0)
 		err = errno ? errno : EIO;
-	else if (ferror(stdout))
-		err = -1;		/* an earlier flush failed */
+	else if (ferror(stdout))	/* an earlier flush failed */
+		err = e2cb_stdout_errno ? e2cb_stdout_errno : -1;
 	if (fclose(stdout) != 0 && !err)
 		err = errno ? errno : EIO;
 	if (!err)

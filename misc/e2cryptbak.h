@@ -21,6 +21,7 @@
 #define E2CB_EXIT_USAGE		16	/* usage or syntax error */
 
 extern const char *program_name;
+extern int e2cb_stdout_errno;
 
 struct e2cb_backup_opts {
 	const char *device;
@@ -40,6 +41,7 @@ struct e2cb_restore_opts {
 	int keep_ino;
 	int set_uuid;
 	int add_encrypt;		/* turn on the encrypt feature */
+	int keep_pw_salt;		/* keep a salt other than the archive's */
 };
 
 struct e2cb_extract_opts {
@@ -125,6 +127,8 @@ extern errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 extern int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem);
 extern const char *e2cb_mode_name(int mode);
 extern void e2cb_uuid_string(const uint8_t *uuid, char *out);
+#define E2CB_SALT_STRLEN	35
+extern int e2cb_salt_string(const uint8_t *salt, char *out);
 extern void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,
 			       size_t bufsize);
 extern void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d,

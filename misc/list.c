@@ -6,6 +6,7 @@
  */
 
 #include "config.h"
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -81,6 +82,7 @@ int e2cb_list(const char *name, int long_format)
 {
 	struct e2cb_reader *r = NULL;
 	struct e2cb_entry *e;
+	char salt[E2CB_SALT_STRLEN];
 	int ret;
 
 	ret = open_reader(name, 0, &r);
@@ -88,10 +90,15 @@ int e2cb_list(const char *name, int long_format)
 		goto out;
 	if (long_format)
 		print_journal_state(r);
+	if (long_format &&
+	    e2cb_salt_string(e2cb_reader_header(r)->encrypt_pw_salt, salt))
+		printf("passphrase salt: %s\n", salt);
 	/* output that fails ends the listing; main() reports it */
 	while (!ferror(stdout) && (ret = e2cb_reader_next(r, &e)) == 0)
 		print_entry(e, long_format);
 	if (ferror(stdout)) {
+		/* the failed write's errno: the stream may not fail again */
+		e2cb_stdout_errno = errno;
 		ret = E2CB_EXIT_ERROR;
 		goto out;
 	}
@@ -112,7 +119,7 @@ static void print_verified(const char *name, struct e2cb_reader *r)
 {
 	const struct e2cb_header *h = e2cb_reader_header(r);
 	const struct e2cb_trailer *t = e2cb_reader_trailer(r);
-	char uuid[37], when[64], journal[160];
+	char uuid[37], when[64], journal[160], salt[E2CB_SALT_STRLEN];
 	time_t created = h->created;
 
 	e2cb_uuid_string(h->uuid, uuid);
@@ -128,6 +135,9 @@ static void print_verified(const char *name, struct e2cb_reader *r)
 	       (int) h->source_path_len, h->source_path, h->block_size);
 	e2cb_journal_state(h, journal, sizeof(journal));
 	printf("%s: source journal: %s\n", name, journal);
+	if (e2cb_salt_string(h->encrypt_pw_salt, salt))
+		printf("%s: passphrase salt: %s (e4crypt add_key -S)\n",
+		       name, salt);
 }
 
 int e2cb_verify(const char *name)

@@ -48,7 +48,14 @@ struct e2cb_reader {
 	uint64_t entries, inodes, encrypted, data_bytes;
 	char *path;
 	size_t path_size;
-	char **dirs;			/* directories enclosing the entry */
+	/*
+	 * The directories enclosing the entry: each is a prefix of the
+	 * deepest one's path, so that path and their lengths are all that
+	 * is kept (a copy of each would grow with the square of the depth).
+	 */
+	char *dir_path;			/* the deepest; "" for the root */
+	size_t dir_path_size;
+	size_t *dir_len;		/* each one's length in dir_path */
 	size_t ndirs, dirs_size;
 	uint64_t prev_index;		/* the entry before the current one */
 	char *prev_path;
@@ -580,7 +587,7 @@ static int check_path_order(struct e2cb_reader *r, struct e2cb_entry *e)
 {
 	const char *slash = strrchr(e->path, '/');
 	size_t plen = slash ? (size_t) (slash - e->path) : 0;
-	const char *top;
+	size_t top;
 
 	if (!strcmp(e->path, ".")) {
 		if (r->ndirs || e->index != 1)
@@ -588,13 +595,12 @@ static int check_path_order(struct e2cb_reader *r, struct e2cb_entry *e)
 		e->depth = 0;
 		return 0;
 	}
+	/* the root's length is 0, and only the root's */
 	while (r->ndirs) {
-		top = r->dirs[r->ndirs - 1];
-		if (slash ? (strlen(top) == plen &&
-			     !memcmp(top, e->path, plen)) :
-		    !strcmp(top, "."))
+		top = r->dir_len[r->ndirs - 1];
+		if (top == plen && !memcmp(r->dir_path, e->path, plen))
 			break;
-		free(r->dirs[--r->ndirs]);
+		r->ndirs--;
 	}
 	if (!r->ndirs)
 		return damage(r, "the entry's directory is not an earlier "
@@ -603,21 +609,30 @@ static int check_path_order(struct e2cb_reader *r, struct e2cb_entry *e)
 	return 0;
 }
 
+/* @path is a child of the deepest open directory, or the root */
 static int push_dir(struct e2cb_reader *r, const char *path)
 {
-	char **d;
+	size_t len = strcmp(path, ".") ? strlen(path) : 0;
+	size_t *d;
+	char *p;
 
 	if (r->ndirs == r->dirs_size) {
-		d = realloc(r->dirs, (r->dirs_size * 2 + 16) * sizeof(*d));
+		d = realloc(r->dir_len, (r->dirs_size * 2 + 16) * sizeof(*d));
 		if (!d)
 			return damage(r, "out of memory");
-		r->dirs = d;
+		r->dir_len = d;
 		r->dirs_size = r->dirs_size * 2 + 16;
 	}
-	r->dirs[r->ndirs] = strdup(path);
-	if (!r->dirs[r->ndirs])
-		return damage(r, "out of memory");
-	r->ndirs++;
+	if (len + 1 > r->dir_path_size) {
+		p = realloc(r->dir_path, len + 1);
+		if (!p)
+			return damage(r, "out of memory");
+		r->dir_path = p;
+		r->dir_path_size = len + 1;
+	}
+	memcpy(r->dir_path, path, len);
+	r->dir_path[len] = 0;
+	r->dir_len[r->ndirs++] = len;
 	return 0;
 }
 
@@ -980,9 +995,8 @@ void e2cb_reader_close(struct e2cb_reader *r)
 		archive_read_free(r->a);
 	close_archive_fd(r);
 	free(r->map);
-	while (r->ndirs)
-		free(r->dirs[--r->ndirs]);
-	free(r->dirs);
+	free(r->dir_len);
+	free(r->dir_path);
 	for (i = 0; i < r->linked_size; i++)
 		free(r->linked[i].path);
 	free(r->linked);

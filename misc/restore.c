@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 
@@ -49,7 +50,11 @@ struct plan {
 	uint64_t entries, inodes, blocks, dirs, name_bytes;
 	int has_encrypted, has_encrypted_data, has_lblk_policy;
 	int has_casefold;
+	int has_v1;			/* e4crypt's passphrase keys are v1 */
 	int root_encrypted;
+	uint32_t lf_mode;		/* a top-level "lost+found" entry */
+	ext2_ino_t lf_ino;
+	int lf_encrypted;
 	uint32_t block_size;		/* the archive's */
 	struct ino_map fixed;		/* inode numbers that must be kept */
 	struct ext4_encrypted_name *top;	/* names directly at PATH */
@@ -91,6 +96,7 @@ struct restore {
 	struct ino_map links;
 	struct fill fill;		/* regular file being filled */
 	uint64_t done_entries, done_bytes;
+	unsigned int nlink_overflows;	/* directories counted as 1 */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -235,6 +241,31 @@ static errcode_t count_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
 	return 0;
 }
 
+static int refuse(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: refusing to restore: ", program_name);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return E2CB_EXIT_ERROR;
+}
+
+/*
+ * The root maps onto a directory (the target's root, or PATH): an
+ * archive of a single file, or one forged to look so, would change
+ * that directory's type.
+ */
+static int check_root_entry(const struct e2cb_entry *e)
+{
+	char msg[120];
+
+	if (LINUX_S_ISDIR(e->rec.mode))
+		return 0;
+	snprintf(msg, sizeof(msg), "the archive's root is not a directory "
+		 "(mode 0%o); only a directory tree can be restored",
+		 e->rec.mode);
+	return refuse("%s", msg);
+}
+
 /*
  * Pass one: read and check the whole archive, and total what the
  * restore will need.  Nothing is written.
@@ -261,6 +292,11 @@ static int plan_restore(struct restore *rs, const char *archive)
 			break;
 		p->entries++;
 		if (!strcmp(e->path, ".")) {
+			ret = check_root_entry(e);
+			if (ret) {
+				e2cb_reader_close(r);
+				return ret;
+			}
 			p->root_encrypted = !!e->ctx;
 		} else if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
 			p->inodes++;
@@ -271,6 +307,8 @@ static int plan_restore(struct restore *rs, const char *archive)
 				p->has_encrypted_data = 1;
 			if (policy_ties_ino(e->ctx, e->ctx_len))
 				p->has_lblk_policy = 1;
+			if (e->ctx[0] == FSCRYPT_CONTEXT_V1)
+				p->has_v1 = 1;
 		}
 		if (strcmp(e->path, ".") &&
 		    !(e->rec.rflags & E2CB_IF_HARDLINK) &&
@@ -288,6 +326,13 @@ static int plan_restore(struct restore *rs, const char *archive)
 		p->name_bytes += ext2fs_dir_rec_len(e->rec.rflags &
 				E2CB_IF_NAME ? e->name.name_len :
 				strlen(last_component(e->path)) & 0xff, 1);
+		if (is_top_level(e->path) &&
+		    !(e->rec.rflags & E2CB_IF_NAME) &&
+		    !strcmp(e->path, "lost+found")) {
+			p->lf_mode = e->rec.mode;
+			p->lf_ino = e->rec.ino;
+			p->lf_encrypted = !!e->ctx;
+		}
 		if (is_top_level(e->path)) {
 			if (e2cb_grow((void **) &p->top, &p->top_size,
 				       p->ntop, sizeof(*p->top)))
@@ -315,14 +360,6 @@ nomem:
 	com_err(program_name, EXT2_ET_NO_MEMORY, "while reading %s",
 		archive);
 	e2cb_reader_close(r);
-	return E2CB_EXIT_ERROR;
-}
-
-static int refuse(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "%s: refusing to restore: ", program_name);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
 	return E2CB_EXIT_ERROR;
 }
 
@@ -394,27 +431,94 @@ static int check_uuid(struct restore *rs, const struct e2cb_header *h)
 	return 0;
 }
 
+static int cmp_ino(const void *a, const void *b)
+{
+	ext2_ino_t x = *(const ext2_ino_t *) a, y = *(const ext2_ino_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Why inode @sorted[i] cannot be kept, or NULL */
+static const char *ino_unfit(ext2_filsys fs, const ext2_ino_t *sorted,
+			     size_t i)
+{
+	ext2_ino_t ino = sorted[i];
+
+	if (i && sorted[i - 1] == ino)
+		return "belongs to two entries of the archive";
+	if (ino < EXT2_FIRST_INODE(fs->super))
+		return "is reserved in the target";
+	if (ino > fs->super->s_inodes_count)
+		return "is beyond the target's last inode";
+	if (ext2fs_test_inode_bitmap2(fs->inode_map, ino))
+		return "is in use in the target";
+	return NULL;
+}
+
+/*
+ * The inode numbers to keep must be distinct and free.  A lost+found
+ * merged into the target's own keeps the target's number (it is among
+ * them only by --keep-inode-numbers: it is never encrypted then).
+ */
 static int check_inodes_free(struct restore *rs)
 {
-	ext2_filsys fs = rs->fs;
-	struct ino_map *m = &rs->plan.fixed;
-	char msg[160];
-	size_t i;
+	struct plan *p = &rs->plan;
+	ext2_ino_t *sorted;
+	const char *why = NULL;
+	char msg[200];
+	size_t i, n = 0;
+	int skip_lf = rs->lost_found_merge && rs->opts->keep_ino;
 
-	for (i = 0; i < m->count; i++) {
-		ext2_ino_t ino = m->from[i];
-
-		if (ino < EXT2_FIRST_INODE(fs->super) ||
-		    ino > fs->super->s_inodes_count ||
-		    ext2fs_test_inode_bitmap2(fs->inode_map, ino)) {
-			snprintf(msg, sizeof(msg), "inode %u, which an "
-				 "IV_INO_LBLK policy ties its encryption to, "
-				 "is in use or out of range in the target",
-				 ino);
-			return refuse("%s", msg);
-		}
+	if (!rs->opts->keep_ino && !p->has_lblk_policy)
+		return 0;
+	sorted = malloc((p->fixed.count + 1) * sizeof(*sorted));
+	if (!sorted) {
+		com_err(program_name, EXT2_ET_NO_MEMORY, "while checking "
+			"inode numbers");
+		return E2CB_EXIT_ERROR;
 	}
-	return 0;
+	for (i = 0; i < p->fixed.count; i++) {
+		if (skip_lf && p->fixed.from[i] == p->lf_ino) {
+			skip_lf = 0;
+			continue;
+		}
+		sorted[n++] = p->fixed.from[i];
+	}
+	qsort(sorted, n, sizeof(*sorted), cmp_ino);
+	for (i = 0; i < n && !why; i++)
+		why = ino_unfit(rs->fs, sorted, i);
+	if (why)
+		snprintf(msg, sizeof(msg), "inode %u, which %s, %s",
+			 sorted[i - 1], rs->opts->keep_ino ?
+			 "--keep-inode-numbers keeps" :
+			 "an IV_INO_LBLK policy ties its encryption to", why);
+	free(sorted);
+	return why ? refuse("%s", msg) : 0;
+}
+
+/*
+ * e4crypt derives a v1 key from a passphrase and the salt in the
+ * superblock: the archive's v1 files want the archive's salt.  A target
+ * without a salt takes it (adjust_features); one with its own keeps it
+ * only when asked, its own passphrase keys depending on it.
+ */
+static int check_salt(struct restore *rs, const struct e2cb_header *h)
+{
+	const uint8_t *have = rs->fs->super->s_encrypt_pw_salt;
+	char want[E2CB_SALT_STRLEN], cur[E2CB_SALT_STRLEN];
+
+	if (!rs->plan.has_v1 || rs->opts->keep_pw_salt ||
+	    !e2cb_salt_string(h->encrypt_pw_salt, want) ||
+	    !e2cb_salt_string(have, cur) ||
+	    !memcmp(have, h->encrypt_pw_salt, 16))
+		return 0;
+	fprintf(stderr, "%s: refusing to restore: e4crypt derives the "
+		"passphrase keys of the archive's v1-encrypted files with "
+		"salt %s, and %s has salt %s.  Use --keep-pw-salt to keep "
+		"the target's salt; \"e4crypt add_key -S %s\" then derives "
+		"the archive's keys.\n", program_name, want, rs->opts->device,
+		cur, want);
+	return E2CB_EXIT_ERROR;
 }
 
 /* Everything the target must offer, checked before the first write. */
@@ -424,7 +528,6 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 	struct plan *p = &rs->plan;
 	uint64_t blocks_needed;
 	char msg[200];
-	int ret;
 
 	if (!ext2fs_has_feature_extents(fs->super))
 		return refuse("%s is not ext4 (no extents feature)",
@@ -469,10 +572,7 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 			 fs->super->s_free_inodes_count);
 		return refuse("%s", msg);
 	}
-	ret = check_uuid(rs, h);
-	if (!ret && (rs->opts->keep_ino || p->has_lblk_policy))
-		ret = check_inodes_free(rs);
-	return ret;
+	return check_uuid(rs, h) || check_salt(rs, h) ? E2CB_EXIT_ERROR : 0;
 }
 
 static int mode_to_ft(uint32_t mode)
@@ -1003,6 +1103,35 @@ static errcode_t bump_links(ext2_filsys fs, ext2_ino_t ino)
 	return ext2fs_write_inode(fs, ino, &inode);
 }
 
+/*
+ * A new subdirectory's ".." links its parent.  Past EXT2_LINK_MAX the
+ * count means nothing, and the kernel and e2fsck keep it at 1, which
+ * the dir_nlink feature allows.
+ */
+static errcode_t bump_dir_links(struct restore *rs, ext2_ino_t dir)
+{
+	ext2_filsys fs = rs->fs;
+	struct ext2_inode inode;
+	errcode_t retval;
+
+	retval = ext2fs_read_inode(fs, dir, &inode);
+	if (retval)
+		return retval;
+	if (inode.i_links_count == 1 ||
+	    inode.i_links_count >= EXT2_LINK_MAX) {
+		if (inode.i_links_count != 1)
+			rs->nlink_overflows++;
+		inode.i_links_count = 1;
+		if (!ext2fs_has_feature_dir_nlink(fs->super)) {
+			ext2fs_set_feature_dir_nlink(fs->super);
+			ext2fs_mark_super_dirty(fs);
+		}
+	} else {
+		inode.i_links_count++;
+	}
+	return ext2fs_write_inode(fs, dir, &inode);
+}
+
 static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 				  const struct e2cb_entry *e,
 				  const struct ext4_encrypted_name *n)
@@ -1110,7 +1239,7 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 		goto undo;
 	/* linked: from here on the inode is whole whatever happens */
 	if (LINUX_S_ISDIR(e->rec.mode))
-		retval = bump_links(fs, dir->ino);
+		retval = bump_dir_links(rs, dir->ino);
 	if (!retval && e->rec.links_count > 1 &&
 	    !LINUX_S_ISDIR(e->rec.mode))
 		retval = map_add(&rs->links, e->rec.ino, ino);
@@ -1319,6 +1448,28 @@ fail:
 	return E2CB_EXIT_ERROR;
 }
 
+/*
+ * e2fsck wants /lost+found an unencrypted directory (the kernel refuses
+ * to encrypt the root, so never encrypts the name "lost+found" there
+ * either); below PATH the name is like any other.
+ */
+static int check_lost_found(struct restore *rs)
+{
+	uint32_t mode = rs->plan.lf_mode;
+
+	if (!mode || rs->target != EXT2_ROOT_INO)
+		return 0;
+	if (!LINUX_S_ISDIR(mode))
+		return refuse("the archive's lost+found is not a directory; "
+			      "e2fsck wants /lost+found a directory: give "
+			      "a PATH%s", "");
+	if (rs->plan.lf_encrypted)
+		return refuse("the archive's lost+found is encrypted; "
+			      "e2fsck wants /lost+found unencrypted: give "
+			      "a PATH%s", "");
+	return 0;
+}
+
 /* Names at PATH must be free, lost+found at the root excepted. */
 static int check_collisions(struct restore *rs)
 {
@@ -1327,6 +1478,8 @@ static int check_collisions(struct restore *rs)
 	ext2_ino_t ino;
 	size_t i;
 
+	if (check_lost_found(rs))
+		return E2CB_EXIT_ERROR;
 	if (p->root_encrypted) {
 		if (rs->target == EXT2_ROOT_INO)
 			return refuse("the archive's root is an encrypted "
@@ -1344,7 +1497,8 @@ static int check_collisions(struct restore *rs)
 			continue;
 		if (rs->target == EXT2_ROOT_INO &&
 		    p->top[i].name_len == 10 &&
-		    !memcmp(p->top[i].name, "lost+found", 10)) {
+		    !memcmp(p->top[i].name, "lost+found", 10) &&
+		    !ext2fs_check_directory(rs->fs, ino)) {
 			rs->lost_found_merge = 1;
 			continue;
 		}
@@ -1414,22 +1568,64 @@ static int lock_target(struct restore *rs)
 	return 0;
 }
 
+/*
+ * libext2fs opens the undo file by name, following a symlink, and as
+ * root: in a directory others can write, the name could be a symlink to
+ * any file, which the undo records would then overwrite.  Open it here
+ * without following one, make sure it is a plain file, and hand
+ * libext2fs /proc/self/fd/N, this very file.
+ */
+static int open_undo(const char *name, char *path, size_t size)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		com_err(program_name, errno, "while opening the undo file %s",
+			name);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		fprintf(stderr, "%s: %s: the undo file must be a regular file "
+			"with one name\n", program_name, name);
+		close(fd);
+		return -1;
+	}
+	snprintf(path, size, "/proc/self/fd/%d", fd);
+	if (access(path, F_OK) < 0)
+		snprintf(path, size, "%s", name);	/* no /proc */
+	return fd;
+}
+
 static errcode_t open_target(struct restore *rs)
 {
 	io_manager io = unix_io_manager;
 	errcode_t retval;
+	char undo[4096];
+	int undo_fd = -1;
 
 	if (lock_target(rs))
 		return EXT2_ET_FILE_RO;
 	if (rs->opts->undo_file) {
+		undo_fd = open_undo(rs->opts->undo_file, undo, sizeof(undo));
+		if (undo_fd < 0)
+			return EXT2_ET_FILE_RO;
 		set_undo_io_backing_manager(unix_io_manager);
-		retval = set_undo_io_backup_file((char *) rs->opts->undo_file);
-		if (retval)
+		retval = set_undo_io_backup_file(undo);
+		if (retval) {
+			com_err(program_name, retval, "while setting up the "
+				"undo file %s", rs->opts->undo_file);
+			close(undo_fd);
 			return retval;
+		}
 		io = undo_io_manager;
 	}
 	retval = e2cb_open_fs2(rs->opts->device, EXT2_FLAG_RW |
 			       EXT2_FLAG_EXCLUSIVE, io, &rs->fs);
+	/* the undo manager has opened its own descriptors of it */
+	if (undo_fd >= 0)
+		close(undo_fd);
 	if (retval)
 		return retval;
 	/* bad group descriptors can make libext2fs overrun its buffers */
@@ -1474,6 +1670,25 @@ static int check_unmounted(struct restore *rs)
 	return E2CB_EXIT_ERROR;
 }
 
+static void adjust_salt(struct restore *rs, const struct e2cb_header *h)
+{
+	uint8_t *have = rs->fs->super->s_encrypt_pw_salt;
+	char want[E2CB_SALT_STRLEN], cur[E2CB_SALT_STRLEN];
+
+	if (!rs->plan.has_v1 || !e2cb_salt_string(h->encrypt_pw_salt, want) ||
+	    !memcmp(have, h->encrypt_pw_salt, 16))
+		return;
+	if (e2cb_salt_string(have, cur)) {
+		printf("%s: passphrase salt %s kept; \"e4crypt add_key -S "
+		       "%s\" derives the archive's passphrase keys\n",
+		       rs->opts->device, cur, want);
+		return;
+	}
+	memcpy(have, h->encrypt_pw_salt, 16);
+	printf("%s: passphrase salt set to the archive's, %s\n",
+	       rs->opts->device, want);
+}
+
 /* Features the archive needs, set only after every check passed */
 static void adjust_features(struct restore *rs, const struct e2cb_header *h)
 {
@@ -1483,6 +1698,7 @@ static void adjust_features(struct restore *rs, const struct e2cb_header *h)
 		ext2fs_set_feature_encrypt(sb);
 		printf("%s: encrypt feature turned on\n", rs->opts->device);
 	}
+	adjust_salt(rs, h);
 	if (!rs->plan.has_lblk_policy)
 		goto out;
 	if (memcmp(sb->s_uuid, h->uuid, 16)) {
@@ -1629,6 +1845,8 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 		ret = prepare_path(&rs, 0);
 	if (!ret)
 		ret = check_collisions(&rs);
+	if (!ret)
+		ret = check_inodes_free(&rs);
 	if (!ret && !stop_signal)
 		ret = check_unmounted(&rs);
 	if (ret || stop_signal)
@@ -1653,6 +1871,13 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 		printf("%s: restored %llu entries (%llu inodes) from %s\n",
 		       opts->device, (unsigned long long) rs.done_entries,
 		       (unsigned long long) rs.plan.inodes, rs.shown);
+	/* the kernel keeps the count at 1 only in an indexed directory */
+	if (rs.nlink_overflows)
+		printf("%s: %u director%s with more than %u subdirectories "
+		       "not indexed; run e2fsck -fD before the kernel adds "
+		       "subdirectories there\n", opts->device,
+		       rs.nlink_overflows, rs.nlink_overflows == 1 ? "y" :
+		       "ies", EXT2_LINK_MAX - 2);
 out:
 	restore_free(&rs);
 	if (close_target(&rs))

@@ -6,6 +6,7 @@
  */
 
 #include "config.h"
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,9 @@
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 #include "ext2fs/journal_replay.h"
+
+/* Why standard output failed, where the command saw it happen */
+int e2cb_stdout_errno;
 
 /* A device or image shorter than its filesystem has lost data. */
 static errcode_t check_device_size(const char *device, ext2_filsys fs)
@@ -293,6 +297,23 @@ void e2cb_uuid_string(const uint8_t *uuid, char *out)
 	*out = 0;
 }
 
+/*
+ * A passphrase salt (s_encrypt_pw_salt) as "e4crypt add_key -S" takes
+ * it: "0x" and 32 hex digits.  Returns 0 for the all-zero salt, which
+ * the file system does not have yet.
+ */
+int e2cb_salt_string(const uint8_t *salt, char *out)
+{
+	int i, set = 0;
+
+	out += sprintf(out, "0x");
+	for (i = 0; i < 16; i++) {
+		out += sprintf(out, "%02x", salt[i]);
+		set |= salt[i];
+	}
+	return set != 0;
+}
+
 struct lookup {
 	const uint8_t *name;
 	size_t len;
@@ -339,6 +360,38 @@ errcode_t e2cb_lookup_raw(ext2_filsys fs, ext2_ino_t dir,
  * component is the base64url of the raw name, as `e2cryptbak list`
  * shows it; no string function sees the decoded bytes.
  */
+/*
+ * A path that begins "<N>" starts at inode N, as in debugfs: a deep
+ * encrypted tree's base64url path may be longer than any PATH_MAX.
+ */
+static errcode_t start_inode(ext2_filsys fs, const char **p,
+			     ext2_ino_t *ino)
+{
+	struct ext2_inode inode;
+	unsigned long n;
+	char *end;
+	errcode_t retval;
+
+	if (**p != '<')
+		return 0;
+	errno = 0;
+	n = strtoul(*p + 1, &end, 10);
+	if (errno || end == *p + 1 || *end != '>' || !n ||
+	    n > fs->super->s_inodes_count)
+		return EXT2_ET_BAD_INODE_NUM;
+	if ((n < EXT2_FIRST_INODE(fs->super) && n != EXT2_ROOT_INO) ||
+	    !ext2fs_test_inode_bitmap2(fs->inode_map, n))
+		return EXT2_ET_BAD_INODE_NUM;
+	retval = ext2fs_read_inode(fs, n, &inode);
+	if (retval)
+		return retval;
+	if (!inode.i_links_count)
+		return EXT2_ET_BAD_INODE_NUM;
+	*ino = n;
+	*p = end + 1;
+	return 0;
+}
+
 errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 			    ext2_ino_t *ret)
 {
@@ -349,6 +402,16 @@ errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 	ext2_ino_t ino = EXT2_ROOT_INO;
 	errcode_t retval;
 
+	if (*p == '<') {
+		if (!fs->inode_map) {
+			retval = ext2fs_read_inode_bitmap(fs);
+			if (retval)
+				return retval;
+		}
+		retval = start_inode(fs, &p, &ino);
+		if (retval)
+			return retval;
+	}
 	while (*p) {
 		for (; *p == '/'; p++)
 			;

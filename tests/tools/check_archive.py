@@ -507,6 +507,11 @@ class Checker:
     def resolve(self, path):
         """Inode of the archive's source path, looked up independently."""
         ino = 2
+        # "<N>": from inode N, as debugfs has it (paths too long to record)
+        m = re.match(rb"<([0-9]+)>", path)
+        if m:
+            ino = int(m.group(1))
+            path = path[m.end():]
         for comp in [c for c in path.split(b"/") if c]:
             cmd = "stat <%d>" % ino
             o = self.dbg.run([cmd, "ls -l -r <%d>" % ino])

@@ -141,3 +141,18 @@ stop_feeder() {
 	wait "$1" 2>/dev/null
 	return 0
 }
+
+# refused LABEL IMAGE PATTERN CMD...: CMD must exit 8 with PATTERN (a
+# grep -E pattern) in its message, and leave IMAGE byte for byte as it
+# was
+refused() {
+	local label=$1 img=$2 pat=$3 sum
+
+	shift 3
+	sum=$(sha256sum <"$img")
+	expect_rc 8 "$label" "$@"
+	grep -qE -- "$pat" "$label.err" ||
+		soft_fail "$label: the message does not say /$pat/"
+	[ "$(sha256sum <"$img")" = "$sum" ] ||
+		soft_fail "$label: the target was changed"
+}
