@@ -95,6 +95,9 @@ extern void e2cb_readahead_start(ext2_filsys fs, const char *device,
 				 struct e2cb_readahead **ret);
 extern void e2cb_readahead_stop(struct e2cb_readahead *ra);
 
+/* source_check.c */
+extern errcode_t e2cb_check_source(const char *device, int for_write);
+
 /* util.c */
 #define E2CB_END_SIGNALS	3
 struct e2cb_saved_signals {

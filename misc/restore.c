@@ -59,6 +59,8 @@ struct plan {
 	struct ino_map fixed;		/* inode numbers that must be kept */
 	struct ext4_encrypted_name *top;	/* names directly at PATH */
 	size_t ntop, top_size;
+	struct ext4_encrypted_name *lf;	/* names in that lost+found */
+	size_t nlf, lf_size;
 };
 
 /*
@@ -339,6 +341,13 @@ static int plan_restore(struct restore *rs, const char *archive)
 				goto nomem;
 			entry_name(e, &p->top[p->ntop++]);
 		}
+		if (e->depth == 2 && !(e->rec.rflags & E2CB_IF_NAME) &&
+		    !strncmp(e->path, "lost+found/", 11)) {
+			if (e2cb_grow((void **) &p->lf, &p->lf_size, p->nlf,
+				       sizeof(*p->lf)))
+				goto nomem;
+			entry_name(e, &p->lf[p->nlf++]);
+		}
 		if (e2cb_reader_data(r, count_data, p)) {
 			ret = -1;
 			break;
@@ -573,20 +582,6 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 		return refuse("%s", msg);
 	}
 	return check_uuid(rs, h) || check_salt(rs, h) ? E2CB_EXIT_ERROR : 0;
-}
-
-static int mode_to_ft(uint32_t mode)
-{
-	switch (mode & LINUX_S_IFMT) {
-	case LINUX_S_IFREG: return EXT2_FT_REG_FILE;
-	case LINUX_S_IFDIR: return EXT2_FT_DIR;
-	case LINUX_S_IFCHR: return EXT2_FT_CHRDEV;
-	case LINUX_S_IFBLK: return EXT2_FT_BLKDEV;
-	case LINUX_S_IFIFO: return EXT2_FT_FIFO;
-	case LINUX_S_IFSOCK: return EXT2_FT_SOCK;
-	case LINUX_S_IFLNK: return EXT2_FT_SYMLINK;
-	}
-	return EXT2_FT_UNKNOWN;
 }
 
 static void set_time(__u32 *sec, __u32 *extra, const struct e2cb_time *t,
@@ -1142,7 +1137,7 @@ static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 	if (!ino)
 		return EXT2_ET_FILE_NOT_FOUND;
 	retval = ext2fs_link_raw(rs->fs, dir->ino, n, ino,
-				 mode_to_ft(e->rec.mode), &dir->hint);
+				 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
 	if (!retval)
 		retval = bump_links(rs->fs, ino);
 	return retval;
@@ -1234,7 +1229,7 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	}
 	if (!retval)
 		retval = ext2fs_link_raw(fs, dir->ino, n, ino,
-					 mode_to_ft(e->rec.mode), &dir->hint);
+					 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
 	if (retval)
 		goto undo;
 	/* linked: from here on the inode is whole whatever happens */
@@ -1470,11 +1465,36 @@ static int check_lost_found(struct restore *rs)
 	return 0;
 }
 
+static int refuse_name(const char *where,
+		       const struct ext4_encrypted_name *n)
+{
+	char shown[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
+
+	shown[e2cb_b64url_encode(n->name, n->name_len, shown)] = 0;
+	fprintf(stderr, "%s: refusing to restore: %s already holds an "
+		"entry named %.*s (base64url %s)\n", program_name, where,
+		(int) n->name_len, (const char *) n->name, shown);
+	return E2CB_EXIT_ERROR;
+}
+
+/* The target's lost+found takes the archived one's names: free ones */
+static int check_lost_found_names(struct restore *rs, ext2_ino_t lf)
+{
+	struct plan *p = &rs->plan;
+	ext2_ino_t ino;
+	size_t i;
+
+	for (i = 0; i < p->nlf; i++)
+		if (!e2cb_lookup_raw(rs->fs, lf, p->lf[i].name,
+				     p->lf[i].name_len, &ino))
+			return refuse_name("/lost+found", &p->lf[i]);
+	return 0;
+}
+
 /* Names at PATH must be free, lost+found at the root excepted. */
 static int check_collisions(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
-	char shown[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
 	ext2_ino_t ino;
 	size_t i;
 
@@ -1500,15 +1520,11 @@ static int check_collisions(struct restore *rs)
 		    !memcmp(p->top[i].name, "lost+found", 10) &&
 		    !ext2fs_check_directory(rs->fs, ino)) {
 			rs->lost_found_merge = 1;
+			if (check_lost_found_names(rs, ino))
+				return E2CB_EXIT_ERROR;
 			continue;
 		}
-		shown[e2cb_b64url_encode(p->top[i].name, p->top[i].name_len,
-					 shown)] = 0;
-		fprintf(stderr, "%s: refusing to restore: %s already holds "
-			"an entry named %.*s (base64url %s)\n", program_name,
-			rs->opts->path, (int) p->top[i].name_len,
-			(const char *) p->top[i].name, shown);
-		return E2CB_EXIT_ERROR;
+		return refuse_name(rs->opts->path, &p->top[i]);
 	}
 	return 0;
 }
@@ -1545,7 +1561,9 @@ static int spool_stdin(char *name, size_t size)
 
 /*
  * EXT2_FLAG_EXCLUSIVE keeps a second writer off a block device only; an
- * image file takes a lock, held until the filesystem is closed.
+ * image file takes a lock, held until the filesystem is closed.  Backup,
+ * extract and list look for it (e2cb_check_source), however they reach
+ * the same blocks.
  */
 static int lock_target(struct restore *rs)
 {
@@ -1557,9 +1575,11 @@ static int lock_target(struct restore *rs)
 	if (!flock(rs->lock_fd, LOCK_EX | LOCK_NB))
 		return 0;
 	if (errno == EWOULDBLOCK) {
-		fprintf(stderr, "%s: %s is in use by another e2cryptbak "
-			"restore (or another program holds a lock on it)\n",
-			program_name, dev);
+		/* names the holder, unless it let go meanwhile */
+		if (!e2cb_check_source(dev, 1))
+			fprintf(stderr, "%s: %s is in use by another "
+				"e2cryptbak restore (or another program holds "
+				"a lock on it)\n", program_name, dev);
 		return -1;
 	}
 	/* a filesystem without flock (some NFS): go on as before */
@@ -1649,24 +1669,11 @@ static errcode_t open_target(struct restore *rs)
  */
 static int check_unmounted(struct restore *rs)
 {
-	char mtpt[256];
-	int mount_flags = 0;
-	errcode_t retval;
-
-	retval = ext2fs_check_mount_point(rs->opts->device, &mount_flags,
-					  mtpt, sizeof(mtpt));
-	if (retval) {
-		com_err(program_name, retval,
-			"while determining whether %s is mounted",
-			rs->opts->device);
-		return E2CB_EXIT_ERROR;
-	}
-	if (!(mount_flags & EXT2_MF_MOUNTED))
+	if (!e2cb_check_source(rs->opts->device, 1))
 		return 0;
-	fprintf(stderr, "%s: refusing to restore: %s was mounted%s on %s "
-		"while the archive was checked; nothing was written\n",
-		program_name, rs->opts->device,
-		(mount_flags & EXT2_MF_READONLY) ? " read-only" : "", mtpt);
+	fprintf(stderr, "%s: refusing to restore: %s became busy while the "
+		"archive was checked; nothing was written\n", program_name,
+		rs->opts->device);
 	return E2CB_EXIT_ERROR;
 }
 
@@ -1773,6 +1780,7 @@ static void restore_free(struct restore *rs)
 	map_free(&rs->links);
 	map_free(&rs->plan.fixed);
 	free(rs->plan.top);
+	free(rs->plan.lf);
 	ext2fs_free_mem(&rs->fill.buf);
 	e2cb_reader_close(rs->r);
 }

@@ -43,9 +43,9 @@ static errcode_t check_device_size(const char *device, ext2_filsys fs)
 }
 
 /*
- * Open @device through libext2fs.  A filesystem mounted read-write is
- * changing under us (and must never be written by us): refuse it.  A
- * read-only mount is stable and may be read.
+ * Open @device through libext2fs.  A filesystem mounted read-write,
+ * however the kernel reaches it, is changing under us (and must never be
+ * written by us): refuse it.  A read-only mount is stable and may be read.
  */
 errcode_t e2cb_open_fs(const char *device, int flags, ext2_filsys *ret_fs)
 {
@@ -55,29 +55,11 @@ errcode_t e2cb_open_fs(const char *device, int flags, ext2_filsys *ret_fs)
 errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 			ext2_filsys *ret_fs)
 {
-	char mtpt[256];
-	int mount_flags = 0;
 	errcode_t retval;
 
-	retval = ext2fs_check_mount_point(device, &mount_flags, mtpt,
-					  sizeof(mtpt));
-	if (retval) {
-		com_err(program_name, retval,
-			"while determining whether %s is mounted", device);
+	retval = e2cb_check_source(device, flags & EXT2_FLAG_RW);
+	if (retval)
 		return retval;
-	}
-	/* a mounted filesystem is never written, even mounted read-only */
-	if ((mount_flags & EXT2_MF_MOUNTED) &&
-	    ((flags & EXT2_FLAG_RW) || !(mount_flags & EXT2_MF_READONLY))) {
-		fprintf(stderr, "%s: %s is mounted%s on %s; %s\n",
-			program_name, device,
-			(mount_flags & EXT2_MF_READONLY) ? " read-only" :
-			" read-write", mtpt,
-			(flags & EXT2_FLAG_RW) ?
-			"unmount it before writing to it" :
-			"unmount it (or remount it read-only) first");
-		return EXT2_ET_FILE_RO;
-	}
 	retval = ext2fs_open2(device, NULL, flags | EXT2_FLAG_64BITS, 0, 0,
 			      io, ret_fs);
 	if (retval) {

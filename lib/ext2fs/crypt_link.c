@@ -420,6 +420,20 @@ static errcode_t dx_name_hash(ext2_filsys fs, struct ext2_inode *diri,
 	return retval;
 }
 
+int ext2fs_mode_to_file_type(unsigned int mode)
+{
+	switch (mode & LINUX_S_IFMT) {
+	case LINUX_S_IFREG:	return EXT2_FT_REG_FILE;
+	case LINUX_S_IFDIR:	return EXT2_FT_DIR;
+	case LINUX_S_IFCHR:	return EXT2_FT_CHRDEV;
+	case LINUX_S_IFBLK:	return EXT2_FT_BLKDEV;
+	case LINUX_S_IFIFO:	return EXT2_FT_FIFO;
+	case LINUX_S_IFSOCK:	return EXT2_FT_SOCK;
+	case LINUX_S_IFLNK:	return EXT2_FT_SYMLINK;
+	}
+	return EXT2_FT_UNKNOWN;
+}
+
 /*
  * Link @ino into @dir under the raw name @n (with its casefold hash when
  * @n->has_hash).  @file_type is an EXT2_FT_* value.  When @hint is not

@@ -191,6 +191,8 @@ extern errcode_t ext2fs_get_encrypted_filename(ext2_filsys fs,
 					       struct ext4_encrypted_name *out);
 
 /* crypt_link.c */
+/* The directory entry's file type of an inode of mode @mode */
+extern int ext2fs_mode_to_file_type(unsigned int mode);
 extern errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 				 const struct ext4_encrypted_name *n,
 				 ext2_ino_t ino, int file_type, blk64_t *hint);
