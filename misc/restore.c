@@ -56,6 +56,7 @@ struct plan {
 	ext2_ino_t lf_ino;
 	int lf_encrypted;
 	uint32_t block_size;		/* the archive's */
+	int64_t time_min, time_max;	/* of the inodes' timestamps */
 	struct ino_map fixed;		/* inode numbers that must be kept */
 	struct ext4_encrypted_name *top;	/* names directly at PATH */
 	size_t ntop, top_size;
@@ -71,6 +72,11 @@ struct plan {
  * checksum) and write each block on its own.
  */
 #define FILL_STAGE_SIZE	(1U << 20)
+
+/* The seconds an inode holds: ext4's s_time_min and s_time_max */
+#define TIME_MIN		((int64_t) INT32_MIN)
+#define TIME_MAX_SMALL		((int64_t) INT32_MAX)
+#define TIME_MAX_EXTRA		(((int64_t) 1 << 34) - 1 + INT32_MIN)
 
 struct fill {
 	ext2_ino_t ino;
@@ -272,6 +278,23 @@ static int check_root_entry(const struct e2cb_entry *e)
  * Pass one: read and check the whole archive, and total what the
  * restore will need.  Nothing is written.
  */
+static void note_time(struct plan *p, const struct e2cb_time *t)
+{
+	if (t->sec < p->time_min)
+		p->time_min = t->sec;
+	if (t->sec > p->time_max)
+		p->time_max = t->sec;
+}
+
+static void note_times(struct plan *p, const struct e2cb_inode_rec *r)
+{
+	note_time(p, &r->atime);
+	note_time(p, &r->mtime);
+	note_time(p, &r->ctime);
+	if (r->rflags & E2CB_IF_CRTIME)
+		note_time(p, &r->crtime);
+}
+
 static int plan_restore(struct restore *rs, const char *archive)
 {
 	struct plan *p = &rs->plan;
@@ -289,6 +312,8 @@ static int plan_restore(struct restore *rs, const char *archive)
 			E2CB_EXIT_ERROR;
 	}
 	p->block_size = e2cb_reader_header(r)->block_size;
+	p->time_min = INT64_MAX;
+	p->time_max = INT64_MIN;
 	while ((ret = e2cb_reader_next(r, &e)) == 0) {
 		if (stop_signal)
 			break;
@@ -320,6 +345,7 @@ static int plan_restore(struct restore *rs, const char *archive)
 			goto nomem;
 		if (e->rec.iflags & EXT4_CASEFOLD_FL)
 			p->has_casefold = 1;
+		note_times(p, &e->rec);
 		if (LINUX_S_ISDIR(e->rec.mode) ||
 		    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
 			p->blocks++;
@@ -531,6 +557,23 @@ static int check_salt(struct restore *rs, const struct e2cb_header *h)
 }
 
 /* Everything the target must offer, checked before the first write. */
+/* Times the target's inodes cannot hold: said before the first write */
+static void warn_times(struct restore *rs)
+{
+	int extra = EXT2_INODE_SIZE(rs->fs->super) > EXT2_GOOD_OLD_INODE_SIZE;
+	int64_t max = extra ? TIME_MAX_EXTRA : TIME_MAX_SMALL;
+	const struct plan *p = &rs->plan;
+
+	if (p->time_min >= TIME_MIN && p->time_max <= max)
+		return;
+	fprintf(stderr, "%s: the archive holds times from %lld to %lld "
+		"seconds since 1970; the target's %u-byte inodes hold %lld "
+		"to %lld: the others are clamped, as the kernel clamps "
+		"them\n", program_name, (long long) p->time_min,
+		(long long) p->time_max, EXT2_INODE_SIZE(rs->fs->super),
+		(long long) TIME_MIN, (long long) max);
+}
+
 static int preflight(struct restore *rs, const struct e2cb_header *h)
 {
 	ext2_filsys fs = rs->fs;
@@ -581,16 +624,28 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 			 fs->super->s_free_inodes_count);
 		return refuse("%s", msg);
 	}
-	return check_uuid(rs, h) || check_salt(rs, h) ? E2CB_EXIT_ERROR : 0;
+	if (check_uuid(rs, h) || check_salt(rs, h))
+		return E2CB_EXIT_ERROR;
+	warn_times(rs);
+	return 0;
 }
 
+/* Out of range, a time is clamped, as the kernel clamps it on setting */
 static void set_time(__u32 *sec, __u32 *extra, const struct e2cb_time *t,
 		     int has_extra)
 {
-	*sec = (__u32) t->sec;
+	int64_t max = has_extra ? TIME_MAX_EXTRA : TIME_MAX_SMALL;
+	int64_t s = t->sec;
+	uint32_t ns = t->nsec;
+
+	if (s < TIME_MIN || s > max) {
+		s = s < TIME_MIN ? TIME_MIN : max;
+		ns = 0;
+	}
+	*sec = (__u32) s;
 	if (has_extra)
-		*extra = ((t->nsec & 0x3fffffff) << 2) |
-			 ((uint64_t) (t->sec - (__s32) t->sec) >> 32 & 3);
+		*extra = ((ns & 0x3fffffff) << 2) |
+			 ((uint64_t) (s - (__s32) s) >> 32 & 3);
 }
 
 /* Owner, mode, times, flags and project id from the archive */

@@ -593,8 +593,14 @@ static errcode_t check_mmp(const struct sc_state *sc)
 			interval = EXT4_MMP_MIN_CHECK_INTERVAL;
 		if (mmp->mmp_check_interval > interval)
 			interval = mmp->mmp_check_interval;
+		/* the kernel's cap: a forged interval must not hang us */
+		if (interval > EXT4_MMP_MAX_UPDATE_INTERVAL)
+			interval = EXT4_MMP_MAX_UPDATE_INTERVAL;
 		/* as ext2fs_mmp_start() waits */
 		interval = interval < 59 ? interval * 2 + 1 : interval + 60;
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+		interval = 0;		/* a fuzzer cannot wait */
+#endif
 		fprintf(stderr, "%s: %s: its MMP block says node %.64s uses "
 			"it; checking again in %u seconds\n", program_name,
 			sc->device, (char *) mmp->mmp_nodename, interval);
