@@ -52,7 +52,11 @@ struct e2cb_extract_opts {
 	int nkey_files;
 	char **key_hex;			/* in argv: wiped once read */
 	int nkey_hex;
-	const char *passphrase_file;
+	const char *passphrase_file;	/* with protector: its passphrase */
+	const char *protector;		/* google/fscrypt's, NAME or ID */
+	const char *protector_key;	/* a raw_key protector's key file */
+	const char **fscrypt_dirs;	/* more .fscrypt directories */
+	int nfscrypt_dirs;
 	int overwrite;
 	int list_only;			/* list -k: print, write nothing */
 	int to_stdout;			/* -O: file data to standard output */
@@ -64,6 +68,19 @@ extern int e2cb_restore(const struct e2cb_restore_opts *opts);
 extern int e2cb_list(const char *archive_name, int long_format);
 extern int e2cb_verify(const char *archive_name);
 extern int e2cb_extract(const struct e2cb_extract_opts *opts);
+
+/* protector.c: google/fscrypt's protectors */
+struct e2cb_fsmeta;
+struct fscrypt_keyring;
+extern errcode_t e2cb_fsmeta_new(struct e2cb_fsmeta **ret);
+extern void e2cb_fsmeta_free(struct e2cb_fsmeta *m);
+extern int e2cb_fsmeta_add_dir(struct e2cb_fsmeta *m, const char *dir);
+extern void e2cb_fsmeta_add_image(struct e2cb_fsmeta *m, ext2_filsys fs);
+extern int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name);
+extern size_t e2cb_fsmeta_count(const struct e2cb_fsmeta *m);
+extern int e2cb_fsmeta_unlock(const struct e2cb_fsmeta *m,
+			      const struct e2cb_extract_opts *o,
+			      struct fscrypt_keyring *kr);
 
 /* pipeline.c */
 #define E2CB_PIPE_MAX_WORKERS	4
