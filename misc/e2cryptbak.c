@@ -35,7 +35,7 @@ static void usage(FILE *f)
 "                DEVICE [PATH]\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
 "                [--enable-encrypt] ARCHIVE|- DEVICE [PATH]\n"
-"       %s list [-l] ARCHIVE|-\n"
+"       %s list [-l [--fscrypt-dir DIR ...]] ARCHIVE|-\n"
 "       %s list -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
 "                [--protector NAME|ID [--protector-key F]\n"
 "                [--fscrypt-dir DIR ...]] ARCHIVE|-|DEVICE\n"
@@ -264,10 +264,14 @@ static int cmd_list(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 		ret = usage_error("list needs one ARCHIVE");
+	} else if (!has_keys(&opts) && long_format && !opts.protector_key) {
+		/* --fscrypt-dir: whose records list -l shows too */
+		ret = e2cb_list(argv[optind], long_format, opts.fscrypt_dirs,
+				opts.nfscrypt_dirs);
 	} else if (check_protector_options(&opts)) {
 		ret = usage_error(check_protector_options(&opts));
 	} else if (!has_keys(&opts)) {
-		ret = e2cb_list(argv[optind], long_format);
+		ret = e2cb_list(argv[optind], long_format, NULL, 0);
 	} else {
 		opts.source = argv[optind];
 		opts.list_only = 1;

@@ -65,7 +65,8 @@ struct e2cb_extract_opts {
 
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
 extern int e2cb_restore(const struct e2cb_restore_opts *opts);
-extern int e2cb_list(const char *archive_name, int long_format);
+extern int e2cb_list(const char *archive_name, int long_format,
+		     const char *const *fscrypt_dirs, int nfscrypt_dirs);
 extern int e2cb_verify(const char *archive_name);
 extern int e2cb_extract(const struct e2cb_extract_opts *opts);
 
@@ -76,11 +77,14 @@ extern errcode_t e2cb_fsmeta_new(struct e2cb_fsmeta **ret);
 extern void e2cb_fsmeta_free(struct e2cb_fsmeta *m);
 extern int e2cb_fsmeta_add_dir(struct e2cb_fsmeta *m, const char *dir);
 extern void e2cb_fsmeta_add_image(struct e2cb_fsmeta *m, ext2_filsys fs);
-extern int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name);
+extern int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name,
+				   int quiet);
 extern size_t e2cb_fsmeta_count(const struct e2cb_fsmeta *m);
 extern int e2cb_fsmeta_unlock(const struct e2cb_fsmeta *m,
 			      const struct e2cb_extract_opts *o,
 			      struct fscrypt_keyring *kr);
+extern void e2cb_fsmeta_print_openers(const struct e2cb_fsmeta *m,
+				      const uint8_t *ctx, size_t ctx_len);
 
 /* pipeline.c */
 #define E2CB_PIPE_MAX_WORKERS	4

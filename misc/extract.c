@@ -2605,7 +2605,7 @@ static int load_protector(struct xt *x)
 	if (x->fs)
 		e2cb_fsmeta_add_image(m, x->fs);
 	else
-		ret = e2cb_fsmeta_add_archive(m, x->o->source);
+		ret = e2cb_fsmeta_add_archive(m, x->o->source, 0);
 	for (i = 0; !ret && i < x->o->nfscrypt_dirs; i++)
 		ret = e2cb_fsmeta_add_dir(m, x->o->fscrypt_dirs[i]);
 	for (i = 0; i < 2; i++) {

@@ -342,7 +342,9 @@ static void read_arc_record(struct e2cb_fsmeta *m, struct e2cb_reader *rd,
 	add_record(m, kind, r.buf, r.len, e->path);
 }
 
-int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name)
+/* Quiet: the caller reads the archive again, and says what is wrong */
+int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name,
+			    int quiet)
 {
 	static const char prot[] = ".fscrypt/protectors/";
 	static const char pol[] = ".fscrypt/policies/";
@@ -356,10 +358,11 @@ int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name)
 		return 0;	/* read once only: --fscrypt-dir says */
 	err = e2cb_reader_open(name, E2CB_READ_DATA, &rd);
 	if (err) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, name,
-			e2cb_reader_error(rd));
+		if (!quiet)
+			fprintf(stderr, "%s: %s: %s\n", program_name, name,
+				e2cb_reader_error(rd));
 		e2cb_reader_close(rd);
-		return E2CB_EXIT_ERROR;
+		return quiet ? 0 : E2CB_EXIT_ERROR;
 	}
 	while ((ret = e2cb_reader_next(rd, &e)) == 0) {
 		if (e->depth != 3)
@@ -618,4 +621,53 @@ out:
 	fscrypt_secure_free(secret, SECRET_MAX);
 	fscrypt_secure_free(pkey, FSCRYPT_PROTECTOR_KEY_SIZE);
 	return ret;
+}
+
+/* --- list -l ----------------------------------------------------------- */
+
+static void print_protector(const struct e2cb_fsmeta *m, const char *id)
+{
+	const struct fscrypt_protector *pr = NULL;
+	size_t i;
+
+	for (i = 0; i < m->nprot && !pr; i++)
+		if (!strcmp(m->prot[i].pr.descriptor, id))
+			pr = &m->prot[i].pr;
+	if (!pr)
+		printf("%s (no record here)", id);
+	else if (pr->source == FSCRYPT_SOURCE_PAM_PASSPHRASE)
+		printf("%s (login of uid %lld)", id, (long long) pr->uid);
+	else
+		printf("%s (%s \"%s\")", id, fscrypt_source_name(pr->source),
+		       pr->name);
+}
+
+/*
+ * After an encrypted directory of list -l: the fscrypt protectors that
+ * open its policy, from the records, without any secret.
+ */
+void e2cb_fsmeta_print_openers(const struct e2cb_fsmeta *m,
+			       const uint8_t *ctx, size_t ctx_len)
+{
+	struct fscrypt_policy pol;
+	char hex[2 * FSCRYPT_KEY_IDENTIFIER_SIZE + 1];
+	size_t i, n;
+
+	if (!m || !m->npol || fscrypt_parse_context(ctx, ctx_len, &pol))
+		return;
+	n = pol.version == 1 ? FSCRYPT_KEY_DESCRIPTOR_SIZE :
+	    FSCRYPT_KEY_IDENTIFIER_SIZE;
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", pol.key.id[i]);
+	for (i = 0; i < m->npol; i++)
+		if (!strcmp(m->pol[i].pd.descriptor, hex))
+			break;
+	if (i == m->npol)
+		return;
+	fputs(" [fscrypt protectors:", stdout);
+	for (n = 0; n < m->pol[i].pd.nkeys; n++) {
+		putchar(' ');
+		print_protector(m, m->pol[i].pd.keys[n].protector);
+	}
+	putchar(']');
 }
