@@ -70,7 +70,7 @@ extern int e2cb_list(const char *archive_name, int long_format,
 extern int e2cb_verify(const char *archive_name);
 extern int e2cb_extract(const struct e2cb_extract_opts *opts);
 
-/* protector.c: google/fscrypt's protectors */
+/* fsmeta.c: google/fscrypt's protectors */
 struct e2cb_fsmeta;
 struct fscrypt_keyring;
 extern errcode_t e2cb_fsmeta_new(struct e2cb_fsmeta **ret);

@@ -1,5 +1,5 @@
 /*
- * protector.c --- open google/fscrypt's protectors for extract and list
+ * fsmeta.c --- open google/fscrypt's protectors for extract and list
  *
  * Owners who use the fscrypt tool hold a passphrase or a raw key file,
  * never a master key: the policy keys are wrapped by protectors whose
