@@ -33,6 +33,25 @@
 #define RECORD_MAX	65536		/* fscrypt's are a few hundred bytes */
 #define SECRET_MAX	(1024 + 2)
 
+/* A protector's name, escaped like paths: the record is not ours */
+#define SHOWN_MAX	(4 * 255 + 1)
+
+static const char *shown(const struct fscrypt_protector *pr,
+			 char buf[SHOWN_MAX])
+{
+	const unsigned char *p = (const unsigned char *) pr->name;
+	size_t n = 0;
+
+	for (; *p && n + 5 <= SHOWN_MAX; p++) {
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			n += snprintf(buf + n, 5, "\\x%02x", *p);
+		else
+			buf[n++] = *p;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
 struct prot_rec {
 	uint8_t *buf;
 	struct fscrypt_protector pr;
@@ -421,6 +440,7 @@ static errcode_t prompt_secret(const struct fscrypt_protector *pr,
 			       uint8_t *buf, size_t max, size_t *len)
 {
 	struct termios old, quiet;
+	char name[SHOWN_MAX];
 	errcode_t err;
 	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 
@@ -435,7 +455,7 @@ static errcode_t prompt_secret(const struct fscrypt_protector *pr,
 	quiet.c_lflag &= ~(ECHO | ECHONL);
 	quiet.c_lflag |= ICANON;
 	dprintf(fd, "Enter the passphrase of protector \"%s\" (%s): ",
-		pr->name, pr->descriptor);
+		shown(pr, name), pr->descriptor);
 	tcsetattr(fd, TCSAFLUSH, &quiet);
 	err = read_line(fd, buf, max, len);
 	tcsetattr(fd, TCSAFLUSH, &old);
@@ -482,13 +502,14 @@ static errcode_t get_secret(const struct e2cb_extract_opts *o,
 {
 	int raw = pr->source == FSCRYPT_SOURCE_RAW_KEY;
 	const char *path = raw ? o->protector_key : o->passphrase_file;
+	char name[SHOWN_MAX];
 
 	if (path && strcmp(path, "-"))
 		return read_secret_path(path, raw, buf, SECRET_MAX, len);
 	if (!path && raw) {
 		fprintf(stderr, "%s: protector \"%s\" (%s) is a raw_key one: "
 			"give its key file with --protector-key FILE\n",
-			program_name, pr->name, pr->descriptor);
+			program_name, shown(pr, name), pr->descriptor);
 		return EINVAL;
 	}
 	if (!strcmp(o->source, "-")) {
@@ -575,6 +596,7 @@ int e2cb_fsmeta_unlock(const struct e2cb_fsmeta *m,
 {
 	const struct fscrypt_protector *pr = find_protector(m, o->protector);
 	uint8_t *secret = NULL, *pkey = NULL;
+	char name[SHOWN_MAX];
 	size_t len = 0;
 	errcode_t err;
 	int ret = E2CB_EXIT_ERROR, n;
@@ -597,14 +619,14 @@ int e2cb_fsmeta_unlock(const struct e2cb_fsmeta *m,
 	if (pr->source != FSCRYPT_SOURCE_RAW_KEY)
 		fprintf(stderr, "%s: protector \"%s\" (%s, %s): Argon2id, "
 			"%lld passes over %lld KiB, %lld lanes\n",
-			program_name, pr->name, pr->descriptor,
+			program_name, shown(pr, name), pr->descriptor,
 			fscrypt_source_name(pr->source),
 			(long long) pr->time, (long long) pr->memory,
 			(long long) pr->parallelism);
 	err = fscrypt_protector_unlock(pr, secret, len, pkey);
 	if (err) {
 		com_err(program_name, err, "while opening protector \"%s\" "
-			"(%s)", pr->name, pr->descriptor);
+			"(%s)", shown(pr, name), pr->descriptor);
 		if (err == FSCRYPT_ET_HASH_MEMORY)
 			fprintf(stderr, "%s: it needs %lld KiB\n",
 				program_name, (long long) pr->memory);
@@ -614,7 +636,7 @@ int e2cb_fsmeta_unlock(const struct e2cb_fsmeta *m,
 	if (!ret && !n) {
 		fprintf(stderr, "%s: protector \"%s\" (%s) protects none of "
 			"the %zu fscrypt policies found\n", program_name,
-			pr->name, pr->descriptor, m->npol);
+			shown(pr, name), pr->descriptor, m->npol);
 		ret = E2CB_EXIT_ERROR;
 	}
 out:
@@ -628,6 +650,7 @@ out:
 static void print_protector(const struct e2cb_fsmeta *m, const char *id)
 {
 	const struct fscrypt_protector *pr = NULL;
+	char name[SHOWN_MAX];
 	size_t i;
 
 	for (i = 0; i < m->nprot && !pr; i++)
@@ -639,7 +662,7 @@ static void print_protector(const struct e2cb_fsmeta *m, const char *id)
 		printf("%s (login of uid %lld)", id, (long long) pr->uid);
 	else
 		printf("%s (%s \"%s\")", id, fscrypt_source_name(pr->source),
-		       pr->name);
+		       shown(pr, name));
 }
 
 /*
