@@ -30,7 +30,7 @@
 #include "e2cryptbak.h"
 #include "fscrypt/fscrypt.h"
 
-#define RECORD_MAX	65536		/* fscrypt's are a few hundred bytes */
+#define RECORD_MAX	65536		/* fscrypt's are a few hundred */
 #define SECRET_MAX	(1024 + 2)
 
 /* A protector's name, escaped like paths: the record is not ours */
@@ -67,7 +67,7 @@ struct e2cb_fsmeta {
 	size_t nprot, prot_size;
 	struct pol_rec *pol;
 	size_t npol, pol_size;
-	int links;			/* protectors kept on another filesystem */
+	int links;			/* protectors on another filesystem */
 };
 
 errcode_t e2cb_fsmeta_new(struct e2cb_fsmeta **ret)
@@ -321,7 +321,7 @@ void e2cb_fsmeta_add_image(struct e2cb_fsmeta *m, ext2_filsys fs)
 	read_img_dir(m, fs, 'o', "policies");
 }
 
-/* --- .fscrypt of an archive: a first pass over it ---------------------- */
+/* --- .fscrypt of an archive: a first pass, up to its end ----------------- */
 
 struct arc_rec {
 	uint8_t *buf;
@@ -361,7 +361,10 @@ static void read_arc_record(struct e2cb_fsmeta *m, struct e2cb_reader *rd,
 	add_record(m, kind, r.buf, r.len, e->path);
 }
 
-/* Quiet: the caller reads the archive again, and says what is wrong */
+/*
+ * The pass stops after /.fscrypt and does not sum the data: the walk
+ * that follows reads it all.  Quiet: the caller then says what is wrong.
+ */
 int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name,
 			    int quiet)
 {
@@ -371,11 +374,12 @@ int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name,
 	struct e2cb_entry *e;
 	const char *base;
 	errcode_t err;
-	int ret, kind;
+	int ret, kind, meta, seen = 0;
 
 	if (!strcmp(name, "-"))
 		return 0;	/* read once only: --fscrypt-dir says */
-	err = e2cb_reader_open(name, E2CB_READ_DATA, &rd);
+	/* the records' own HMACs vouch for them: no need to sum it all */
+	err = e2cb_reader_open(name, 0, &rd);
 	if (err) {
 		if (!quiet)
 			fprintf(stderr, "%s: %s: %s\n", program_name, name,
@@ -384,6 +388,12 @@ int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name,
 		return quiet ? 0 : E2CB_EXIT_ERROR;
 	}
 	while ((ret = e2cb_reader_next(rd, &e)) == 0) {
+		/* /.fscrypt comes whole, depth first: nothing after it */
+		meta = !strncmp(e->path, ".fscrypt", 8) &&
+		       (!e->path[8] || e->path[8] == '/');
+		if (!meta && seen)
+			break;
+		seen |= meta;
 		if (e->depth != 3)
 			continue;
 		if (!strncmp(e->path, prot, sizeof(prot) - 1)) {

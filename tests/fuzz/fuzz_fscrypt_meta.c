@@ -20,7 +20,8 @@
 static void inside(const uint8_t *p, size_t len, const uint8_t *buf,
 		   size_t size)
 {
-	if (len && (p < buf || len > size || p - buf > (ptrdiff_t) (size - len)))
+	if (len && (p < buf || len > size ||
+		    p - buf > (ptrdiff_t) (size - len)))
 		abort();
 }
 
