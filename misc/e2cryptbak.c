@@ -266,6 +266,7 @@ static int cmd_list(int argc, char **argv)
 		ret = usage_error("list needs one ARCHIVE");
 	} else if (!has_keys(&opts) && long_format && !opts.protector_key) {
 		/* --fscrypt-dir: whose records list -l shows too */
+		add_error_table(&et_fscr_error_table);
 		ret = e2cb_list(argv[optind], long_format, opts.fscrypt_dirs,
 				opts.nfscrypt_dirs);
 	} else if (check_protector_options(&opts)) {

@@ -33,7 +33,31 @@
 #define RECORD_MAX	65536		/* fscrypt's are a few hundred */
 #define SECRET_MAX	(1024 + 2)
 
-/* A protector's name, escaped like paths: the record is not ours */
+/*
+ * Names and paths of records are the filesystem's, not ours: control
+ * bytes are shown escaped (\\xHH), as extract shows paths.
+ */
+static void put_escaped(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *) s;
+
+	for (; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
+/* A record left out, and why */
+static void ignored(const char *where, errcode_t err)
+{
+	fprintf(stderr, "%s: ", program_name);
+	put_escaped(stderr, where);
+	fprintf(stderr, ": %s; it is ignored\n", error_message(err));
+}
+
+/* A protector's name, escaped as above, for a message */
 #define SHOWN_MAX	(4 * 255 + 1)
 
 static const char *shown(const struct fscrypt_protector *pr,
@@ -146,7 +170,7 @@ static void add_record(struct e2cb_fsmeta *m, int kind, uint8_t *buf,
 		err = EXT2_ET_NO_MEMORY;
 	}
 	if (err)
-		com_err(program_name, err, "in %s; it is ignored", where);
+		ignored(where, err);
 	free(buf);
 }
 
@@ -167,6 +191,7 @@ static void read_host_record(struct e2cb_fsmeta *m, int kind, int dfd,
 {
 	struct stat st;
 	uint8_t *buf;
+	errcode_t err;
 	ssize_t n;
 	int fd;
 
@@ -180,10 +205,11 @@ static void read_host_record(struct e2cb_fsmeta *m, int kind, int dfd,
 	}
 	buf = malloc(st.st_size ? st.st_size : 1);
 	n = buf ? read(fd, buf, st.st_size) : -1;
+	err = n == st.st_size ? 0 : !buf ? ENOMEM :
+	      n < 0 ? errno : EXT2_ET_SHORT_READ;
 	close(fd);
-	if (n != st.st_size) {
-		fprintf(stderr, "%s: %s: cannot be read; it is ignored\n",
-			program_name, where);
+	if (err) {
+		ignored(where, err);
 		free(buf);
 		return;
 	}
@@ -272,8 +298,7 @@ out:
 		ext2fs_file_close(f);
 	free(buf);
 	if (err)
-		com_err(program_name, err, "while reading %s; it is ignored",
-			where);
+		ignored(where, err);
 }
 
 static int img_dir_entry(ext2_ino_t dir EXT2FS_ATTR((unused)),
@@ -353,8 +378,7 @@ static void read_arc_record(struct e2cb_fsmeta *m, struct e2cb_reader *rd,
 	r.buf = calloc(1, r.len ? r.len : 1);
 	err = r.buf ? e2cb_reader_data(rd, arc_data, &r) : EXT2_ET_NO_MEMORY;
 	if (err) {
-		com_err(program_name, err, "while reading %s of the archive; "
-			"it is ignored", e->path);
+		ignored(e->path, err);
 		free(r.buf);
 		return;
 	}
