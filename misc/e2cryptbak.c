@@ -186,9 +186,7 @@ static int key_option(struct e2cb_extract_opts *opts, int c)
 		opts->passphrase_file = optarg;
 		return 1;
 	case OPT_PROTECTOR:
-		if (opts->protector)
-			return 0;
-		opts->protector = optarg;
+		opts->protectors[opts->nprotectors++] = optarg;
 		return 1;
 	case OPT_PROTECTOR_KEY:
 		if (opts->protector_key)
@@ -211,13 +209,15 @@ static int alloc_key_options(struct e2cb_extract_opts *opts, int argc)
 	opts->key_files = calloc(argc, sizeof(char *));
 	opts->key_hex = calloc(argc, sizeof(char *));
 	opts->fscrypt_dirs = calloc(argc, sizeof(char *));
-	return opts->key_files && opts->key_hex && opts->fscrypt_dirs;
+	opts->protectors = calloc(argc, sizeof(char *));
+	return opts->key_files && opts->key_hex && opts->fscrypt_dirs &&
+	       opts->protectors;
 }
 
 static int has_keys(const struct e2cb_extract_opts *opts)
 {
 	return opts->nkey_files || opts->nkey_hex || opts->passphrase_file ||
-	       opts->protector;
+	       opts->nprotectors;
 }
 
 static void free_key_options(struct e2cb_extract_opts *opts)
@@ -225,12 +225,13 @@ static void free_key_options(struct e2cb_extract_opts *opts)
 	free(opts->key_files);
 	free(opts->key_hex);
 	free(opts->fscrypt_dirs);
+	free(opts->protectors);
 }
 
 /* The protector options go with --protector */
 static const char *check_protector_options(struct e2cb_extract_opts *opts)
 {
-	if (!opts->protector && (opts->protector_key || opts->nfscrypt_dirs))
+	if (!opts->nprotectors && (opts->protector_key || opts->nfscrypt_dirs))
 		return "--protector-key and --fscrypt-dir go with --protector";
 	return NULL;
 }

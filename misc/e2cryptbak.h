@@ -53,7 +53,8 @@ struct e2cb_extract_opts {
 	char **key_hex;			/* in argv: wiped once read */
 	int nkey_hex;
 	const char *passphrase_file;	/* with protector: its passphrase */
-	const char *protector;		/* google/fscrypt's, NAME or ID */
+	const char **protectors;	/* google/fscrypt's, NAME or ID */
+	int nprotectors;
 	const char *protector_key;	/* a raw_key protector's key file */
 	const char **fscrypt_dirs;	/* more .fscrypt directories */
 	int nfscrypt_dirs;

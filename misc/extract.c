@@ -2592,7 +2592,7 @@ static void warn_if_readable(const char *what, const char *path)
 
 /*
  * google/fscrypt's records: those of the source first, then those of
- * --fscrypt-dir; the protector named opens the policy keys it wraps.
+ * --fscrypt-dir; the protectors named open the policy keys they wrap.
  */
 static int load_protector(struct xt *x)
 {
@@ -2642,7 +2642,7 @@ static int load_keys(struct xt *x, const uint8_t salt[16])
 	/* out of argv, and so of /proc/PID/cmdline, once read */
 	for (i = 0; i < x->o->nkey_hex; i++)
 		fscrypt_wipe(x->o->key_hex[i], strlen(x->o->key_hex[i]));
-	if (!err && x->o->passphrase_file && !x->o->protector) {
+	if (!err && x->o->passphrase_file && !x->o->nprotectors) {
 		warn_if_readable("passphrase file", x->o->passphrase_file);
 		if (!memcmp(salt, zero, 16))
 			fprintf(stderr, "%s: warning: the filesystem has no "
@@ -2654,8 +2654,12 @@ static int load_keys(struct xt *x, const uint8_t salt[16])
 			com_err(program_name, err, "while reading the "
 				"passphrase file %s", x->o->passphrase_file);
 	}
-	if (!err && x->o->protector && load_protector(x))
-		return E2CB_EXIT_ERROR;
+	if (!err && x->o->nprotectors) {
+		int ret = load_protector(x);
+
+		if (ret)
+			return ret;
+	}
 	if (!err && fscrypt_secure_unlocked())
 		fprintf(stderr, "%s: warning: key memory could not be locked "
 			"(RLIMIT_MEMLOCK); it is still kept out of core "

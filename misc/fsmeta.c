@@ -624,19 +624,17 @@ static int open_policies(const struct e2cb_fsmeta *m,
 	return err ? E2CB_EXIT_ERROR : 0;
 }
 
-int e2cb_fsmeta_unlock(const struct e2cb_fsmeta *m,
-		       const struct e2cb_extract_opts *o,
-		       struct fscrypt_keyring *kr)
+static int unlock_one(const struct e2cb_fsmeta *m,
+		      const struct e2cb_extract_opts *o,
+		      const struct fscrypt_protector *pr,
+		      struct fscrypt_keyring *kr)
 {
-	const struct fscrypt_protector *pr = find_protector(m, o->protector);
 	uint8_t *secret = NULL, *pkey = NULL;
 	char name[SHOWN_MAX];
 	size_t len = 0;
 	errcode_t err;
 	int ret = E2CB_EXIT_ERROR, n;
 
-	if (!pr)
-		return E2CB_EXIT_ERROR;
 	secret = fscrypt_secure_alloc(SECRET_MAX);
 	pkey = fscrypt_secure_alloc(FSCRYPT_PROTECTOR_KEY_SIZE);
 	if (!secret || !pkey)
@@ -676,6 +674,73 @@ int e2cb_fsmeta_unlock(const struct e2cb_fsmeta *m,
 out:
 	fscrypt_secure_free(secret, SECRET_MAX);
 	fscrypt_secure_free(pkey, FSCRYPT_PROTECTOR_KEY_SIZE);
+	return ret;
+}
+
+/*
+ * Where several protectors' secrets come from: each passphrase is a
+ * line of standard input or is typed at its prompt; a passphrase file
+ * or a raw key serves one protector only.
+ */
+static int check_sources(const struct e2cb_extract_opts *o,
+			 const struct fscrypt_protector **prs, int n)
+{
+	int i, npass = 0, nraw = 0, raw_stdin, pass_stdin;
+
+	for (i = 0; i < n; i++) {
+		if (prs[i]->source == FSCRYPT_SOURCE_RAW_KEY)
+			nraw++;
+		else
+			npass++;
+	}
+	if (nraw > 1) {
+		fprintf(stderr, "%s: one raw_key protector at a time: "
+			"--protector-key gives one key\n", program_name);
+		return E2CB_EXIT_USAGE;
+	}
+	if (npass > 1 && o->passphrase_file &&
+	    strcmp(o->passphrase_file, "-")) {
+		fprintf(stderr, "%s: --passphrase-file gives one passphrase: "
+			"for %d protectors, give each a line of standard "
+			"input (--passphrase-file -) or type them at the "
+			"prompts\n", program_name, npass);
+		return E2CB_EXIT_USAGE;
+	}
+	raw_stdin = o->protector_key && !strcmp(o->protector_key, "-");
+	pass_stdin = o->passphrase_file ? !strcmp(o->passphrase_file, "-") :
+		     !isatty(0);
+	if (nraw && npass && raw_stdin && pass_stdin) {
+		fprintf(stderr, "%s: standard input cannot give both the "
+			"raw key and the passphrases\n", program_name);
+		return E2CB_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int e2cb_fsmeta_unlock(const struct e2cb_fsmeta *m,
+		       const struct e2cb_extract_opts *o,
+		       struct fscrypt_keyring *kr)
+{
+	const struct fscrypt_protector **prs;
+	int i, j, n = 0, ret = 0;
+
+	prs = calloc(o->nprotectors, sizeof(*prs));
+	if (!prs)
+		return E2CB_EXIT_ERROR;
+	for (i = 0; !ret && i < o->nprotectors; i++) {
+		prs[n] = find_protector(m, o->protectors[i]);
+		if (!prs[n])
+			ret = E2CB_EXIT_ERROR;
+		for (j = 0; !ret && j < n && prs[j] != prs[n]; j++)
+			;
+		if (!ret && j == n)
+			n++;		/* named twice: opened once */
+	}
+	if (!ret)
+		ret = check_sources(o, prs, n);
+	for (i = 0; !ret && i < n; i++)
+		ret = unlock_one(m, o, prs[i], kr);
+	free(prs);
 	return ret;
 }
 
