@@ -2614,6 +2614,35 @@ static void warn_if_readable(const char *what, const char *path)
 			path, (unsigned int) (st.st_mode & 07777));
 }
 
+/*
+ * google/fscrypt's records: those of the source first, then those of
+ * --fscrypt-dir; the protectors named open the policy keys they wrap.
+ */
+static int load_protector(struct xt *x)
+{
+	struct e2cb_fsmeta *m;
+	const char *p;
+	int i, ret = 0;
+
+	if (e2cb_fsmeta_new(&m))
+		return E2CB_EXIT_ERROR;
+	if (x->fs)
+		e2cb_fsmeta_add_image(m, x->fs);
+	else
+		ret = e2cb_fsmeta_add_archive(m, x->o->source, 0);
+	for (i = 0; !ret && i < x->o->nfscrypt_dirs; i++)
+		ret = e2cb_fsmeta_add_dir(m, x->o->fscrypt_dirs[i]);
+	for (i = 0; i < 2; i++) {
+		p = i ? x->o->protector_key : x->o->passphrase_file;
+		if (p && strcmp(p, "-"))
+			warn_if_readable(i ? "key file" : "passphrase file", p);
+	}
+	if (!ret)
+		ret = e2cb_fsmeta_unlock(m, x->o, x->kr);
+	e2cb_fsmeta_free(m);
+	return ret;
+}
+
 static int load_keys(struct xt *x, const uint8_t salt[16])
 {
 	static const uint8_t zero[16];
@@ -2637,7 +2666,7 @@ static int load_keys(struct xt *x, const uint8_t salt[16])
 	/* out of argv, and so of /proc/PID/cmdline, once read */
 	for (i = 0; i < x->o->nkey_hex; i++)
 		fscrypt_wipe(x->o->key_hex[i], strlen(x->o->key_hex[i]));
-	if (!err && x->o->passphrase_file) {
+	if (!err && x->o->passphrase_file && !x->o->nprotectors) {
 		warn_if_readable("passphrase file", x->o->passphrase_file);
 		if (!memcmp(salt, zero, 16))
 			fprintf(stderr, "%s: warning: the filesystem has no "
@@ -2648,6 +2677,12 @@ static int load_keys(struct xt *x, const uint8_t salt[16])
 		if (err)
 			com_err(program_name, err, "while reading the "
 				"passphrase file %s", x->o->passphrase_file);
+	}
+	if (!err && x->o->nprotectors) {
+		int ret = load_protector(x);
+
+		if (ret)
+			return ret;
 	}
 	if (!err && fscrypt_secure_unlocked())
 		fprintf(stderr, "%s: warning: key memory could not be locked "

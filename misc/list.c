@@ -31,7 +31,8 @@ static void mode_string(uint32_t mode, char *s)
 	s[10] = 0;
 }
 
-static void print_entry(const struct e2cb_entry *e, int long_format)
+static void print_entry(const struct e2cb_entry *e, int long_format,
+			const struct e2cb_fsmeta *m)
 {
 	char mode[11], policy[160];
 
@@ -51,6 +52,10 @@ static void print_entry(const struct e2cb_entry *e, int long_format)
 		e2cb_format_policy(e->ctx, e->ctx_len, policy,
 				   sizeof(policy));
 		printf(" {%s}", policy);
+		/* where a policy starts: its name is in the clear */
+		if (LINUX_S_ISDIR(e->rec.mode) &&
+		    !(e->rec.rflags & E2CB_IF_NAME))
+			e2cb_fsmeta_print_openers(m, e->ctx, e->ctx_len);
 	}
 	putchar('\n');
 }
@@ -78,14 +83,33 @@ static int open_reader(const char *name, int flags, struct e2cb_reader **r)
 	return E2CB_EXIT_ERROR;
 }
 
-int e2cb_list(const char *name, int long_format)
+/* list -l: the fscrypt records of the archive and of @dirs */
+static int load_fsmeta(const char *name, const char *const *dirs, int n,
+		       struct e2cb_fsmeta **m)
 {
+	int i, ret;
+
+	if (e2cb_fsmeta_new(m))
+		return E2CB_EXIT_ERROR;
+	ret = e2cb_fsmeta_add_archive(*m, name, 1);
+	for (i = 0; !ret && i < n; i++)
+		ret = e2cb_fsmeta_add_dir(*m, dirs[i]);
+	return ret;
+}
+
+int e2cb_list(const char *name, int long_format, const char *const *dirs,
+	      int ndirs)
+{
+	struct e2cb_fsmeta *m = NULL;
 	struct e2cb_reader *r = NULL;
 	struct e2cb_entry *e;
 	char salt[E2CB_SALT_STRLEN];
-	int ret;
+	int ret = 0;
 
-	ret = open_reader(name, 0, &r);
+	if (long_format)
+		ret = load_fsmeta(name, dirs, ndirs, &m);
+	if (!ret)
+		ret = open_reader(name, 0, &r);
 	if (ret)
 		goto out;
 	if (long_format)
@@ -95,7 +119,7 @@ int e2cb_list(const char *name, int long_format)
 		printf("passphrase salt: %s\n", salt);
 	/* output that fails ends the listing; main() reports it */
 	while (!ferror(stdout) && (ret = e2cb_reader_next(r, &e)) == 0)
-		print_entry(e, long_format);
+		print_entry(e, long_format, m);
 	if (ferror(stdout)) {
 		/* the failed write's errno: the stream may not fail again */
 		e2cb_stdout_errno = errno;
@@ -111,6 +135,7 @@ int e2cb_list(const char *name, int long_format)
 	}
 	ret = E2CB_EXIT_OK;
 out:
+	e2cb_fsmeta_free(m);
 	e2cb_reader_close(r);
 	return ret;
 }
