@@ -61,6 +61,12 @@ struct plan {
 	size_t ntop, top_size;
 	struct ext4_encrypted_name *lf;	/* names in that lost+found */
 	size_t nlf, lf_size;
+	struct e2cb_header hdr;
+	/* what was checked, for the writing pass to match */
+	uint8_t hdr_digest[E2CB_ENTRY_DIGEST_LEN];
+	uint8_t (*digest)[E2CB_ENTRY_DIGEST_LEN];	/* each entry's */
+	size_t digest_size;
+	uint8_t stream[E2CB_STREAM_DIGEST_LEN];
 };
 
 /*
@@ -87,6 +93,7 @@ struct fill {
 struct restore {
 	const struct e2cb_restore_opts *opts;
 	const char *shown;		/* the archive, for messages */
+	int archive_fd;			/* every pass reads this one */
 	ext2_filsys fs;
 	struct e2cb_reader *r;
 	struct plan plan;
@@ -269,10 +276,33 @@ static int check_root_entry(const struct e2cb_entry *e)
 }
 
 /*
+ * Each pass reads the one descriptor from its start, hashing what it
+ * reads: the writing pass acts only on what the first pass checked.
+ */
+static errcode_t open_reader(struct restore *rs, struct e2cb_reader **r)
+{
+	errcode_t retval;
+
+	*r = NULL;
+	if (lseek(rs->archive_fd, 0, SEEK_SET) < 0) {
+		retval = errno;
+		com_err(program_name, retval, "while rewinding %s",
+			rs->shown);
+		return retval;
+	}
+	retval = e2cb_reader_open_fd(rs->archive_fd,
+				     E2CB_READ_DATA | E2CB_READ_HASH, r);
+	if (retval)
+		fprintf(stderr, "%s: %s: %s\n", program_name, rs->shown,
+			e2cb_reader_error(*r));
+	return retval;
+}
+
+/*
  * Pass one: read and check the whole archive, and total what the
  * restore will need.  Nothing is written.
  */
-static int plan_restore(struct restore *rs, const char *archive)
+static int plan_restore(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
 	struct e2cb_reader *r = NULL;
@@ -280,18 +310,24 @@ static int plan_restore(struct restore *rs, const char *archive)
 	errcode_t retval;
 	int ret;
 
-	retval = e2cb_reader_open(archive, E2CB_READ_DATA, &r);
+	retval = open_reader(rs, &r);
 	if (retval) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, rs->shown,
-			e2cb_reader_error(r));
 		e2cb_reader_close(r);
 		return retval == EXT2_ET_CRYPT_BAD_BLOB ? E2CB_EXIT_DAMAGED :
 			E2CB_EXIT_ERROR;
 	}
-	p->block_size = e2cb_reader_header(r)->block_size;
+	p->hdr = *e2cb_reader_header(r);
+	memcpy(p->hdr_digest, e2cb_reader_entry_digest(r),
+	       sizeof(p->hdr_digest));
+	p->block_size = p->hdr.block_size;
 	while ((ret = e2cb_reader_next(r, &e)) == 0) {
 		if (stop_signal)
 			break;
+		if (e2cb_grow((void **) &p->digest, &p->digest_size,
+			       p->entries, sizeof(*p->digest)))
+			goto nomem;
+		memcpy(p->digest[p->entries], e2cb_reader_entry_digest(r),
+		       sizeof(*p->digest));
 		p->entries++;
 		if (!strcmp(e->path, ".")) {
 			ret = check_root_entry(e);
@@ -363,11 +399,16 @@ static int plan_restore(struct restore *rs, const char *archive)
 		e2cb_reader_close(r);
 		return E2CB_EXIT_DAMAGED;
 	}
+	retval = e2cb_reader_stream_digest(r, p->stream);
 	e2cb_reader_close(r);
+	if (retval) {
+		com_err(program_name, retval, "while reading %s", rs->shown);
+		return E2CB_EXIT_ERROR;
+	}
 	return 0;
 nomem:
 	com_err(program_name, EXT2_ET_NO_MEMORY, "while reading %s",
-		archive);
+		rs->shown);
 	e2cb_reader_close(r);
 	return E2CB_EXIT_ERROR;
 }
@@ -1543,8 +1584,11 @@ static int check_collisions(struct restore *rs)
 	return 0;
 }
 
-/* A pipe cannot be read twice: keep standard input in a deleted file. */
-static int spool_stdin(char *name, size_t size)
+/*
+ * A pipe cannot be read twice: keep what @in gives (standard input, a
+ * FIFO, a device) in a deleted file.
+ */
+static int spool(int in, const char *shown)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char tmpl[4096], buf[65536];
@@ -1555,22 +1599,56 @@ static int spool_stdin(char *name, size_t size)
 	fd = mkstemp(tmpl);
 	if (fd < 0) {
 		com_err(program_name, errno, "while creating a file in %s "
-			"to hold standard input", dir);
+			"to hold %s", dir, shown);
 		return -1;
 	}
 	unlink(tmpl);
-	while ((n = read(0, buf, sizeof(buf))) != 0) {
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || write(fd, buf, n) != n) {
-			com_err(program_name, errno, "while copying standard "
-				"input to %s", dir);
+			com_err(program_name, errno, "while copying %s to %s",
+				shown, dir);
 			close(fd);
 			return -1;
 		}
 	}
-	snprintf(name, size, "/proc/self/fd/%d", fd);
 	return fd;
+}
+
+/*
+ * The archive, opened once: its name is not looked at again, so what
+ * is renamed over it later does not matter.  What is not a regular file
+ * is read once, into a spool.
+ */
+static int open_archive(struct restore *rs)
+{
+	const char *name = rs->opts->archive;
+	struct stat st;
+	int fd = 0, sfd;
+
+	if (strcmp(name, "-")) {
+		fd = open(name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			com_err(program_name, errno, "while opening %s", name);
+			return -1;
+		}
+	}
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		com_err(program_name, S_ISDIR(st.st_mode) ? EISDIR : errno,
+			"while opening %s", rs->shown);
+		goto errout;
+	}
+	if (fd && S_ISREG(st.st_mode))
+		return fd;
+	sfd = spool(fd, rs->shown);
+	if (fd)
+		close(fd);
+	return sfd;
+errout:
+	if (fd)
+		close(fd);
+	return -1;
 }
 
 /*
@@ -1761,21 +1839,57 @@ static void show_progress(struct restore *rs, time_t *last, int done)
 		(unsigned long long) rs->plan.entries, done ? "\n" : "");
 }
 
+/* The writing pass reads what the first one checked, or stops. */
+static int changed(struct restore *rs, const char *why)
+{
+	fprintf(stderr, "%s: %s changed since it was checked: %s\n",
+		program_name, rs->shown, why);
+	return E2CB_EXIT_ERROR;
+}
+
+static int same_entry(struct restore *rs)
+{
+	uint64_t i = rs->done_entries;
+
+	return i < rs->plan.entries &&
+	       !memcmp(rs->plan.digest[i], e2cb_reader_entry_digest(rs->r),
+		       sizeof(*rs->plan.digest));
+}
+
+/* At the end of the writing pass: the stream was the one checked */
+static int same_stream(struct restore *rs)
+{
+	uint8_t got[E2CB_STREAM_DIGEST_LEN];
+	errcode_t retval;
+
+	retval = e2cb_reader_stream_digest(rs->r, got);
+	if (retval) {
+		com_err(program_name, retval, "while reading %s", rs->shown);
+		return E2CB_EXIT_ERROR;
+	}
+	if (rs->done_entries != rs->plan.entries ||
+	    memcmp(got, rs->plan.stream, sizeof(got)))
+		return changed(rs, "its bytes are not the ones checked");
+	return 0;
+}
+
 /* Pass two: the archive, checked once already, goes in. */
-static int write_entries(struct restore *rs, const char *archive)
+static int write_entries(struct restore *rs)
 {
 	struct e2cb_entry *e = NULL;
 	time_t last = 0;
 	errcode_t retval = 0;
 	int ret = 0;
 
-	retval = e2cb_reader_open(archive, E2CB_READ_DATA, &rs->r);
-	if (retval) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, rs->shown,
-			e2cb_reader_error(rs->r));
+	if (open_reader(rs, &rs->r))
 		return E2CB_EXIT_ERROR;
-	}
+	/* adjust_features() wrote what the checked header asked */
+	if (memcmp(rs->plan.hdr_digest, e2cb_reader_entry_digest(rs->r),
+		   sizeof(rs->plan.hdr_digest)))
+		return changed(rs, "its header");
 	while (!stop_signal && (ret = e2cb_reader_next(rs->r, &e)) == 0) {
+		if (!same_entry(rs))
+			return changed(rs, e->path);
 		retval = restore_entry(rs, e);
 		if (retval)
 			break;
@@ -1785,16 +1899,13 @@ static int write_entries(struct restore *rs, const char *archive)
 	show_progress(rs, &last, 1);
 	if (stop_signal)
 		return E2CB_EXIT_ERROR;
-	if (ret < 0) {
-		fprintf(stderr, "%s: %s changed since it was checked: %s\n",
-			program_name, rs->shown, e2cb_reader_error(rs->r));
-		return E2CB_EXIT_ERROR;
-	}
+	if (ret < 0)
+		return changed(rs, e2cb_reader_error(rs->r));
 	if (retval) {
 		com_err(program_name, retval, "while restoring %s", e->path);
 		return E2CB_EXIT_ERROR;
 	}
-	return 0;
+	return same_stream(rs);
 }
 
 static void restore_free(struct restore *rs)
@@ -1804,6 +1915,7 @@ static void restore_free(struct restore *rs)
 	map_free(&rs->plan.fixed);
 	free(rs->plan.top);
 	free(rs->plan.lf);
+	free(rs->plan.digest);
 	ext2fs_free_mem(&rs->fill.buf);
 	e2cb_reader_close(rs->r);
 }
@@ -1833,45 +1945,28 @@ static int close_target(struct restore *rs)
 int e2cb_restore(const struct e2cb_restore_opts *opts)
 {
 	struct restore rs;
-	struct e2cb_reader *hr = NULL;
-	struct e2cb_header hdr;
-	char archive[64];
-	const char *name = opts->archive;
-	int ret, spool_fd = -1;
-	errcode_t retval;
+	const struct e2cb_header *hdr = &rs.plan.hdr;
+	int ret;
 
 	memset(&rs, 0, sizeof(rs));
 	rs.opts = opts;
-	rs.shown = strcmp(name, "-") ? name : "standard input";
+	rs.shown = strcmp(opts->archive, "-") ? opts->archive :
+		   "standard input";
 	rs.lock_fd = -1;
 	/* until the target is open a signal just kills us: the spool is
 	 * a deleted file */
-	if (!strcmp(name, "-")) {
-		spool_fd = spool_stdin(archive, sizeof(archive));
-		if (spool_fd < 0)
-			return E2CB_EXIT_ERROR;
-		name = archive;
-	}
+	rs.archive_fd = open_archive(&rs);
+	if (rs.archive_fd < 0)
+		return E2CB_EXIT_ERROR;
 	catch_signals();
 	if (open_target(&rs)) {
 		ret = E2CB_EXIT_ERROR;
 		goto out;
 	}
-	ret = plan_restore(&rs, name);
+	ret = plan_restore(&rs);
 	if (ret || stop_signal)
 		goto out;
-	retval = e2cb_reader_open(name, 0, &hr);
-	if (!retval)
-		hdr = *e2cb_reader_header(hr);
-	else
-		fprintf(stderr, "%s: %s: %s\n", program_name, rs.shown,
-			e2cb_reader_error(hr));
-	e2cb_reader_close(hr);
-	if (retval) {
-		ret = E2CB_EXIT_ERROR;
-		goto out;
-	}
-	ret = preflight(&rs, &hdr);
+	ret = preflight(&rs, hdr);
 	if (!ret)
 		ret = prepare_path(&rs, 0);
 	if (!ret)
@@ -1885,8 +1980,8 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	rs.writing = 1;
 	ret = prepare_path(&rs, 1);
 	if (!ret) {
-		adjust_features(&rs, &hdr);
-		ret = write_entries(&rs, name);
+		adjust_features(&rs, hdr);
+		ret = write_entries(&rs);
 	}
 	if (stop_signal)
 		fprintf(stderr, "%s: stopped by %s\n", program_name,
@@ -1913,8 +2008,7 @@ out:
 	restore_free(&rs);
 	if (close_target(&rs))
 		ret = E2CB_EXIT_ERROR;
-	if (spool_fd >= 0)
-		close(spool_fd);
+	close(rs.archive_fd);
 	if (stop_signal) {
 		if (!rs.writing)
 			fprintf(stderr, "%s: stopped by %s before the first "
