@@ -45,6 +45,37 @@ struct ino_map {
 	size_t count, size;
 };
 
+/* The policy part of a context: all but the nonce */
+#define POLICY_MAX	24
+
+/* An open directory of pass one, by depth */
+struct plan_dir {
+	uint64_t id;			/* its entry's number */
+	uint8_t policy[POLICY_MAX];
+	size_t policy_len;		/* 0: unencrypted */
+};
+
+/* An inode with several names: what its hard links must agree with */
+struct link_info {
+	ext2_ino_t ino;			/* in the archive; 0: a free slot */
+	ext2_ino_t to;			/* in the target */
+	uint32_t mode;
+	uint32_t names;			/* seen so far */
+	uint8_t policy[POLICY_MAX];
+	size_t policy_len;
+};
+
+struct link_table {
+	struct link_info *slot;
+	size_t size, count;		/* size: a power of 2 */
+};
+
+/* Names seen, as (directory, name) hashes; 0 is a free slot */
+struct name_set {
+	uint64_t *slot;
+	size_t size, count;
+};
+
 /* What pass one learns about the archive and asks of the target */
 struct plan {
 	uint64_t entries, inodes, blocks, dirs, name_bytes;
@@ -67,6 +98,15 @@ struct plan {
 	uint8_t (*digest)[E2CB_ENTRY_DIGEST_LEN];	/* each entry's */
 	size_t digest_size;
 	uint8_t stream[E2CB_STREAM_DIGEST_LEN];
+	/* for the checks of each entry against its directory */
+	struct plan_dir *open_dirs;
+	size_t open_dirs_size;
+	struct name_set names;
+	struct link_table linked;
+	/* for the target's checks */
+	uint64_t max_size;		/* of a regular file, or its data */
+	uint64_t max_symlink;
+	size_t max_xattr, max_xattrs;	/* in-block bytes: one, all */
 };
 
 /*
@@ -275,6 +315,322 @@ static int check_root_entry(const struct e2cb_entry *e)
 	return refuse("%s", msg);
 }
 
+static int refuse_entry(const struct e2cb_entry *e, const char *why)
+{
+	fprintf(stderr, "%s: refusing to restore: entry %llu (%s): %s\n",
+		program_name, (unsigned long long) e->index, e->path, why);
+	return E2CB_EXIT_ERROR;
+}
+
+/* splitmix64's finalizer: table slots from keys that may be sequential */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/*
+ * A name in a directory, as a key: FNV-1a over the raw bytes, which may
+ * be ciphertext.  Two names that hash alike only make restore refuse.
+ */
+static uint64_t name_key(uint64_t dir, const uint8_t *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ mix64(dir);
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ name[i]) * 0x100000001b3ULL;
+	return h | 1;
+}
+
+/* Add @key to @set; 1 if it was there already, -1 out of memory */
+static int name_set_add(struct name_set *set, uint64_t key)
+{
+	uint64_t *old = set->slot;
+	size_t old_size = set->size, i, j;
+
+	if ((set->count + 1) * 2 > set->size) {
+		set->size = old_size ? old_size * 2 : 1024;
+		set->slot = calloc(set->size, sizeof(*set->slot));
+		if (!set->slot) {
+			set->slot = old;
+			set->size = old_size;
+			return -1;
+		}
+		for (j = 0; j < old_size; j++) {
+			if (!old[j])
+				continue;
+			for (i = mix64(old[j]) & (set->size - 1); set->slot[i];
+			     i = (i + 1) & (set->size - 1))
+				;
+			set->slot[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = mix64(key) & (set->size - 1); set->slot[i];
+	     i = (i + 1) & (set->size - 1))
+		if (set->slot[i] == key)
+			return 1;
+	set->slot[i] = key;
+	set->count++;
+	return 0;
+}
+
+static struct link_info *link_find(const struct link_table *t,
+				   ext2_ino_t ino)
+{
+	size_t i;
+
+	if (!t->size)
+		return NULL;
+	for (i = mix64(ino) & (t->size - 1); t->slot[i].ino;
+	     i = (i + 1) & (t->size - 1))
+		if (t->slot[i].ino == ino)
+			return &t->slot[i];
+	return NULL;
+}
+
+static struct link_info *link_slot(struct link_info *slot, size_t size,
+				   ext2_ino_t ino)
+{
+	size_t i;
+
+	for (i = mix64(ino) & (size - 1); slot[i].ino && slot[i].ino != ino;
+	     i = (i + 1) & (size - 1))
+		;
+	return &slot[i];
+}
+
+/* @l into @t (replacing an entry of its inode); EXT2_ET_NO_MEMORY */
+static errcode_t link_add(struct link_table *t, const struct link_info *l)
+{
+	struct link_info *old = t->slot, *s;
+	size_t old_size = t->size, j;
+
+	if ((t->count + 1) * 2 > t->size) {
+		t->size = old_size ? old_size * 2 : 1024;
+		t->slot = calloc(t->size, sizeof(*t->slot));
+		if (!t->slot) {
+			t->slot = old;
+			t->size = old_size;
+			return EXT2_ET_NO_MEMORY;
+		}
+		for (j = 0; j < old_size; j++)
+			if (old[j].ino)
+				*link_slot(t->slot, t->size, old[j].ino) =
+					old[j];
+		free(old);
+	}
+	s = link_slot(t->slot, t->size, l->ino);
+	if (!s->ino)
+		t->count++;
+	*s = *l;
+	return 0;
+}
+
+/*
+ * A context's policy: what fscrypt_has_permitted_context() wants equal
+ * between a directory and its children (all but the nonce).
+ */
+static size_t ctx_policy(const uint8_t *ctx, size_t len, uint8_t *policy)
+{
+	size_t n = 0;
+
+	if (ctx && len == FSCRYPT_CONTEXT_V1_SIZE &&
+	    ctx[0] == FSCRYPT_CONTEXT_V1)
+		n = 12;
+	else if (ctx && len == FSCRYPT_CONTEXT_V2_SIZE &&
+		 ctx[0] == FSCRYPT_CONTEXT_V2)
+		n = 24;
+	else if (ctx)
+		n = len < POLICY_MAX ? len : POLICY_MAX;
+	if (n)
+		memcpy(policy, ctx, n);
+	return n;
+}
+
+static int same_policy(const uint8_t *a, size_t alen, const uint8_t *b,
+		       size_t blen)
+{
+	return alen == blen && !memcmp(a, b, alen);
+}
+
+/* The kernel encrypts regular files, directories and symlinks only */
+static int encryptable(uint32_t mode)
+{
+	return LINUX_S_ISREG(mode) || LINUX_S_ISDIR(mode) ||
+	       LINUX_S_ISLNK(mode);
+}
+
+/* Open directory @e at its depth, for the entries below it */
+static int push_plan_dir(struct restore *rs, const struct e2cb_entry *e)
+{
+	struct plan *p = &rs->plan;
+	struct plan_dir *d;
+
+	if (e2cb_grow((void **) &p->open_dirs, &p->open_dirs_size, e->depth,
+		       sizeof(*p->open_dirs)))
+		return -1;
+	d = &p->open_dirs[e->depth];
+	d->id = e->index;
+	d->policy_len = ctx_policy(e->ctx, e->ctx_len, d->policy);
+	return 0;
+}
+
+/*
+ * An entry must fit its directory: a raw name (and a policy like the
+ * directory's, for what the kernel encrypts) in an encrypted one, a
+ * plain name in another, and a name no other entry there has.
+ */
+static int check_place(struct restore *rs, const struct e2cb_entry *e)
+{
+	const struct plan_dir *dir = &rs->plan.open_dirs[e->depth - 1];
+	struct ext4_encrypted_name n;
+	uint8_t policy[POLICY_MAX];
+	size_t len;
+	int named = !!(e->rec.rflags & E2CB_IF_NAME);
+
+	if (dir->policy_len && !named)
+		return refuse_entry(e, "no name record in an encrypted "
+				    "directory");
+	if (!dir->policy_len && named)
+		return refuse_entry(e, "a name record in an unencrypted "
+				    "directory");
+	entry_name(e, &n);
+	/* ciphertext names are padded to 16 bytes at least */
+	if (named && n.name_len < 16)
+		return refuse_entry(e, "a raw name shorter than 16 bytes in "
+				    "an encrypted directory");
+	len = ctx_policy(e->ctx, e->ctx_len, policy);
+	if (dir->policy_len && !(e->rec.rflags & E2CB_IF_HARDLINK) &&
+	    encryptable(e->rec.mode) &&
+	    !same_policy(dir->policy, dir->policy_len, policy, len))
+		return refuse_entry(e, "its encryption policy is not its "
+				    "directory's");
+	switch (name_set_add(&rs->plan.names,
+			     name_key(dir->id, n.name, n.name_len))) {
+	case 0:
+		return 0;
+	case 1:
+		return refuse_entry(e, "its directory holds an entry of that "
+				    "name already");
+	}
+	com_err(program_name, EXT2_ET_NO_MEMORY, "while checking names");
+	return E2CB_EXIT_ERROR;
+}
+
+/* A hard link: its inode's type, its directory's policy, 65000 names */
+static int check_link(struct restore *rs, const struct e2cb_entry *e)
+{
+	const struct plan_dir *dir = &rs->plan.open_dirs[e->depth - 1];
+	struct link_info *l = link_find(&rs->plan.linked, e->rec.ino);
+
+	if (!l)
+		return refuse_entry(e, "a hard link to no earlier inode");
+	if ((l->mode ^ e->rec.mode) & LINUX_S_IFMT)
+		return refuse_entry(e, "a hard link whose type is not its "
+				    "inode's");
+	if (dir->policy_len && encryptable(l->mode) &&
+	    !same_policy(dir->policy, dir->policy_len, l->policy,
+			 l->policy_len))
+		return refuse_entry(e, "a hard link to an inode whose "
+				    "encryption policy is not its "
+				    "directory's");
+	if (++l->names > EXT2_LINK_MAX)
+		return refuse_entry(e, "more hard links to one inode than "
+				    "ext4 counts");
+	return 0;
+}
+
+/* The in-block bytes of one attribute, summed by sum_xattr */
+static int sum_xattr(int index EXT2FS_ATTR((unused)),
+		     const char *name EXT2FS_ATTR((unused)), size_t name_len,
+		     const void *value EXT2FS_ATTR((unused)),
+		     size_t value_len, void *priv)
+{
+	size_t *sizes = priv, n;
+
+	n = EXT2_EXT_ATTR_LEN(name_len) + EXT2_EXT_ATTR_SIZE(value_len);
+	if (n > sizes[0])
+		sizes[0] = n;
+	sizes[1] += n;
+	return 0;
+}
+
+/* What the target must hold: sizes, symlinks, attributes */
+static int note_sizes(struct plan *p, const struct e2cb_entry *e)
+{
+	uint64_t bs = p->block_size, size = e->rec.size;
+	size_t sizes[2] = { 0, 0 };
+
+	if (LINUX_S_ISREG(e->rec.mode)) {
+		/* the data holds whole blocks; a verity tree lies past */
+		if (!(e->rec.iflags & EXT4_VERITY_FL) &&
+		    e->tar_size > (size + bs - 1) / bs * bs)
+			return refuse_entry(e, "data beyond its size");
+		if (size > p->max_size)
+			p->max_size = size;
+		if (e->tar_size > p->max_size)
+			p->max_size = e->tar_size;
+	}
+	if (LINUX_S_ISLNK(e->rec.mode)) {
+		if (!e->ctx && (!e->linkname ||
+				strlen(e->linkname) != size))
+			return refuse_entry(e, "a symlink whose size is not "
+					    "its target's length");
+		if (size > p->max_symlink)
+			p->max_symlink = size;
+	}
+	if (e->ctx)
+		sum_xattr(0, "c", 1, e->ctx, e->ctx_len, sizes);
+	if (e->xattrs)
+		e2cb_xattr_rec_iterate(e->xattrs, e->xattrs_len, sum_xattr,
+				       sizes);
+	if (sizes[0] > p->max_xattr)
+		p->max_xattr = sizes[0];
+	if (sizes[1] > p->max_xattrs)
+		p->max_xattrs = sizes[1];
+	return 0;
+}
+
+/*
+ * Everything about one entry that the first pass can know, so that the
+ * writing pass never fails on it.
+ */
+static int check_entry(struct restore *rs, const struct e2cb_entry *e)
+{
+	struct link_info l;
+	int ret = 0;
+
+	if (e->depth)
+		ret = check_place(rs, e);
+	if (!ret && (e->rec.rflags & E2CB_IF_HARDLINK))
+		return check_link(rs, e);
+	if (!ret)
+		ret = note_sizes(&rs->plan, e);
+	if (ret)
+		return ret;
+	if (LINUX_S_ISDIR(e->rec.mode) && push_plan_dir(rs, e))
+		goto nomem;
+	if (e->rec.links_count > 1 && !LINUX_S_ISDIR(e->rec.mode)) {
+		memset(&l, 0, sizeof(l));
+		l.ino = e->rec.ino;
+		l.mode = e->rec.mode;
+		l.names = 1;
+		l.policy_len = ctx_policy(e->ctx, e->ctx_len, l.policy);
+		if (link_add(&rs->plan.linked, &l))
+			goto nomem;
+	}
+	return 0;
+nomem:
+	com_err(program_name, EXT2_ET_NO_MEMORY, "while checking %s",
+		e->path);
+	return E2CB_EXIT_ERROR;
+}
+
 /*
  * Each pass reads the one descriptor from its start, hashing what it
  * reads: the writing pass acts only on what the first pass checked.
@@ -329,12 +685,14 @@ static int plan_restore(struct restore *rs)
 		memcpy(p->digest[p->entries], e2cb_reader_entry_digest(r),
 		       sizeof(*p->digest));
 		p->entries++;
+		ret = strcmp(e->path, ".") ? 0 : check_root_entry(e);
+		if (!ret)
+			ret = check_entry(rs, e);
+		if (ret) {
+			e2cb_reader_close(r);
+			return ret;
+		}
 		if (!strcmp(e->path, ".")) {
-			ret = check_root_entry(e);
-			if (ret) {
-				e2cb_reader_close(r);
-				return ret;
-			}
 			p->root_encrypted = !!e->ctx;
 		} else if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
 			p->inodes++;
@@ -571,6 +929,36 @@ static int check_salt(struct restore *rs, const struct e2cb_header *h)
 	return E2CB_EXIT_ERROR;
 }
 
+/*
+ * Sizes the target's block size bounds: a file (extents map 2^32
+ * blocks), a symlink (one block), extended attributes (one block, and
+ * what the inode holds past its fixed fields).
+ */
+static int check_fit(struct restore *rs)
+{
+	ext2_filsys fs = rs->fs;
+	struct plan *p = &rs->plan;
+	uint64_t max_file = ((uint64_t) fs->blocksize << 32) - 1;
+	size_t block = fs->blocksize - sizeof(struct ext2_ext_attr_header) -
+		       sizeof(__u32);
+	size_t inode = EXT2_INODE_SIZE(fs->super) > EXT2_GOOD_OLD_INODE_SIZE +
+		       36 ? EXT2_INODE_SIZE(fs->super) -
+		       EXT2_GOOD_OLD_INODE_SIZE - 36 : 0;
+
+	if (p->max_size > max_file)
+		return refuse("the archive holds a file larger than %s's "
+			      "blocks can map", rs->opts->device);
+	if (p->max_symlink >= fs->blocksize)
+		return refuse("the archive holds a symlink longer than %s's "
+			      "block", rs->opts->device);
+	if (p->max_xattr > (block > inode ? block : inode) ||
+	    p->max_xattrs > block + inode)
+		return refuse("the archive holds extended attributes larger "
+			      "than %s's block and inode hold",
+			      rs->opts->device);
+	return 0;
+}
+
 /* Everything the target must offer, checked before the first write. */
 static int preflight(struct restore *rs, const struct e2cb_header *h)
 {
@@ -622,6 +1010,8 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 			 fs->super->s_free_inodes_count);
 		return refuse("%s", msg);
 	}
+	if (check_fit(rs))
+		return E2CB_EXIT_ERROR;
 	return check_uuid(rs, h) || check_salt(rs, h) ? E2CB_EXIT_ERROR : 0;
 }
 
@@ -1916,6 +2306,9 @@ static void restore_free(struct restore *rs)
 	free(rs->plan.top);
 	free(rs->plan.lf);
 	free(rs->plan.digest);
+	free(rs->plan.open_dirs);
+	free(rs->plan.names.slot);
+	free(rs->plan.linked.slot);
 	ext2fs_free_mem(&rs->fill.buf);
 	e2cb_reader_close(rs->r);
 }
