@@ -142,7 +142,6 @@ struct restore {
 	int lost_found_merge;
 	struct dir_frame *stack;
 	size_t depth, stack_size;
-	struct ino_map links;
 	struct fill fill;		/* regular file being filled */
 	uint64_t done_entries, done_bytes;
 	unsigned int nlink_overflows;	/* directories counted as 1 */
@@ -215,16 +214,6 @@ static errcode_t map_add(struct ino_map *m, ext2_ino_t from, ext2_ino_t to)
 	}
 	m->from[m->count] = from;
 	m->to[m->count++] = to;
-	return 0;
-}
-
-static ext2_ino_t map_find(const struct ino_map *m, ext2_ino_t from)
-{
-	size_t i;
-
-	for (i = m->count; i-- > 0; )
-		if (m->from[i] == from)
-			return m->to[i];
 	return 0;
 }
 
@@ -344,6 +333,19 @@ static uint64_t name_key(uint64_t dir, const uint8_t *name, size_t len)
 	for (i = 0; i < len; i++)
 		h = (h ^ name[i]) * 0x100000001b3ULL;
 	return h | 1;
+}
+
+static int name_set_has(const struct name_set *set, uint64_t key)
+{
+	size_t i;
+
+	if (!set->size)
+		return 0;
+	for (i = mix64(key) & (set->size - 1); set->slot[i];
+	     i = (i + 1) & (set->size - 1))
+		if (set->slot[i] == key)
+			return 1;
+	return 0;
 }
 
 /* Add @key to @set; 1 if it was there already, -1 out of memory */
@@ -1572,11 +1574,21 @@ static errcode_t bump_dir_links(struct restore *rs, ext2_ino_t dir)
 	return ext2fs_write_inode(fs, dir, &inode);
 }
 
+/* The first pass noted every inode with several names: where it went */
+static void note_link(struct restore *rs, ext2_ino_t from, ext2_ino_t to)
+{
+	struct link_info *l = link_find(&rs->plan.linked, from);
+
+	if (l)
+		l->to = to;
+}
+
 static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 				  const struct e2cb_entry *e,
 				  const struct ext4_encrypted_name *n)
 {
-	ext2_ino_t ino = map_find(&rs->links, e->rec.ino);
+	const struct link_info *l = link_find(&rs->plan.linked, e->rec.ino);
+	ext2_ino_t ino = l ? l->to : 0;
 	errcode_t retval;
 
 	if (!ino)
@@ -1680,9 +1692,8 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	/* linked: from here on the inode is whole whatever happens */
 	if (LINUX_S_ISDIR(e->rec.mode))
 		retval = bump_dir_links(rs, dir->ino);
-	if (!retval && e->rec.links_count > 1 &&
-	    !LINUX_S_ISDIR(e->rec.mode))
-		retval = map_add(&rs->links, e->rec.ino, ino);
+	if (e->rec.links_count > 1 && !LINUX_S_ISDIR(e->rec.mode))
+		note_link(rs, e->rec.ino, ino);
 	if (!retval && LINUX_S_ISDIR(e->rec.mode))
 		retval = push_dir(rs, ino, !!e->ctx);
 	goto out;
@@ -1922,26 +1933,94 @@ static int refuse_name(const char *where,
 	return E2CB_EXIT_ERROR;
 }
 
+static int note_name(ext2_ino_t dir EXT2FS_ATTR((unused)),
+		     int entry EXT2FS_ATTR((unused)),
+		     struct ext2_dir_entry *de,
+		     int offset EXT2FS_ATTR((unused)),
+		     int blocksize EXT2FS_ATTR((unused)),
+		     char *buf EXT2FS_ATTR((unused)), void *priv)
+{
+	struct name_set *set = priv;
+
+	if (name_set_add(set, name_key(0, (const uint8_t *) de->name,
+				       ext2fs_dirent_name_len(de))) >= 0)
+		return 0;
+	set->count = 0;		/* out of memory: dir_names says so */
+	return DIRENT_ABORT;
+}
+
+/*
+ * The names @dir holds, as keys: one read of the directory, and one
+ * lookup for each name found there, not one read of it for every name.
+ */
+static errcode_t dir_names(ext2_filsys fs, ext2_ino_t dir,
+			   struct name_set *set)
+{
+	errcode_t retval;
+
+	memset(set, 0, sizeof(*set));
+	retval = ext2fs_dir_iterate2(fs, dir, 0, NULL, note_name, set);
+	if (!retval && set->count == 0)	/* "." at least is there */
+		retval = EXT2_ET_NO_MEMORY;
+	if (retval)
+		com_err(program_name, retval, "while reading directory %u",
+			dir);
+	return retval;
+}
+
+/* Whether @dir (whose names @set holds) has @n, and which inode */
+static int name_taken(ext2_filsys fs, ext2_ino_t dir,
+		      const struct name_set *set,
+		      const struct ext4_encrypted_name *n, ext2_ino_t *ino)
+{
+	return name_set_has(set, name_key(0, n->name, n->name_len)) &&
+	       !e2cb_lookup_raw(fs, dir, n->name, n->name_len, ino);
+}
+
 /* The target's lost+found takes the archived one's names: free ones */
 static int check_lost_found_names(struct restore *rs, ext2_ino_t lf)
 {
 	struct plan *p = &rs->plan;
+	struct name_set set;
 	ext2_ino_t ino;
 	size_t i;
+	int ret = 0;
 
-	for (i = 0; i < p->nlf; i++)
-		if (!e2cb_lookup_raw(rs->fs, lf, p->lf[i].name,
-				     p->lf[i].name_len, &ino))
-			return refuse_name("/lost+found", &p->lf[i]);
-	return 0;
+	if (!p->nlf)
+		return 0;
+	if (dir_names(rs->fs, lf, &set))
+		return E2CB_EXIT_ERROR;
+	for (i = 0; i < p->nlf && !ret; i++)
+		if (name_taken(rs->fs, lf, &set, &p->lf[i], &ino))
+			ret = refuse_name("/lost+found", &p->lf[i]);
+	free(set.slot);
+	return ret;
+}
+
+/* @top, at PATH, must be free, lost+found at the root excepted. */
+static int check_top_name(struct restore *rs, const struct name_set *set,
+			  const struct ext4_encrypted_name *top)
+{
+	ext2_ino_t ino;
+
+	if (!name_taken(rs->fs, rs->target, set, top, &ino))
+		return 0;
+	if (rs->target == EXT2_ROOT_INO && top->name_len == 10 &&
+	    !memcmp(top->name, "lost+found", 10) &&
+	    !ext2fs_check_directory(rs->fs, ino)) {
+		rs->lost_found_merge = 1;
+		return check_lost_found_names(rs, ino);
+	}
+	return refuse_name(rs->opts->path, top);
 }
 
 /* Names at PATH must be free, lost+found at the root excepted. */
 static int check_collisions(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
-	ext2_ino_t ino;
+	struct name_set set;
 	size_t i;
+	int ret = 0;
 
 	if (check_lost_found(rs))
 		return E2CB_EXIT_ERROR;
@@ -1956,22 +2035,14 @@ static int check_collisions(struct restore *rs)
 		return 0;
 	}
 	/* a directory still to be made holds nothing */
-	for (i = 0; !rs->target_new && i < p->ntop; i++) {
-		if (e2cb_lookup_raw(rs->fs, rs->target, p->top[i].name,
-				    p->top[i].name_len, &ino))
-			continue;
-		if (rs->target == EXT2_ROOT_INO &&
-		    p->top[i].name_len == 10 &&
-		    !memcmp(p->top[i].name, "lost+found", 10) &&
-		    !ext2fs_check_directory(rs->fs, ino)) {
-			rs->lost_found_merge = 1;
-			if (check_lost_found_names(rs, ino))
-				return E2CB_EXIT_ERROR;
-			continue;
-		}
-		return refuse_name(rs->opts->path, &p->top[i]);
-	}
-	return 0;
+	if (rs->target_new || !p->ntop)
+		return 0;
+	if (dir_names(rs->fs, rs->target, &set))
+		return E2CB_EXIT_ERROR;
+	for (i = 0; i < p->ntop && !ret; i++)
+		ret = check_top_name(rs, &set, &p->top[i]);
+	free(set.slot);
+	return ret;
 }
 
 /*
@@ -2301,7 +2372,6 @@ static int write_entries(struct restore *rs)
 static void restore_free(struct restore *rs)
 {
 	free(rs->stack);
-	map_free(&rs->links);
 	map_free(&rs->plan.fixed);
 	free(rs->plan.top);
 	free(rs->plan.lf);
