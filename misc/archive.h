@@ -206,10 +206,11 @@ struct e2cb_reader;
 
 /* flags for e2cb_reader_open */
 #define E2CB_READ_DATA	0x01	/* check each entry's data against its sum */
-#define E2CB_READ_HASH	0x02	/* digests of the stream and each entry */
+#define E2CB_READ_HASH	0x02	/* digests of the stream, each entry */
 
-#define E2CB_STREAM_DIGEST_LEN	32	/* SHA-256 */
-#define E2CB_ENTRY_DIGEST_LEN	16	/* of it: 2^64 work for a collision */
+/* SHA-256; an entry's is cut to 16 bytes, 2^64 work for a collision */
+#define E2CB_STREAM_DIGEST_LEN	32
+#define E2CB_ENTRY_DIGEST_LEN	16
 
 /* returned by e2cb_reader_next after a valid trailer and end of archive */
 #define E2CB_READER_END	1

@@ -57,7 +57,7 @@ struct plan_dir {
 
 /* An inode with several names: what its hard links must agree with */
 struct link_info {
-	ext2_ino_t ino;			/* in the archive; 0: a free slot */
+	ext2_ino_t ino;			/* in the archive; 0: free slot */
 	ext2_ino_t to;			/* in the target */
 	uint32_t mode;
 	uint32_t names;			/* seen so far */
