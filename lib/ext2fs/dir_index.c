@@ -1032,3 +1032,95 @@ errout:
 	dx_path_free(&p);
 	return retval;
 }
+
+/*
+ * Step to the next leaf if it continues @hash: the kernel's
+ * ext4_htree_next_block().  Returns 0 with *@more clear at the end.
+ */
+static errcode_t dx_next_leaf(struct dx_path *p, __u32 hash, int *more)
+{
+	struct ext2_dx_countlimit *cl;
+	struct ext2_dx_entry *ent;
+	__u32 next;
+	int l = p->depth - 1;
+	errcode_t retval;
+
+	*more = 0;
+	for (;;) {
+		cl = dx_countlimit(p, l);
+		if (p->lv[l].at + 1 < ext2fs_le16_to_cpu(cl->count))
+			break;
+		if (l == 0)
+			return 0;
+		l--;
+	}
+	ent = (struct ext2_dx_entry *) cl;
+	next = ext2fs_le32_to_cpu(ent[++p->lv[l].at].hash);
+	if (!(next & 1) || (next & ~1U) != (hash & ~1U))
+		return 0;
+	for (; l < p->depth; l++) {
+		ent = (struct ext2_dx_entry *) dx_countlimit(p, l);
+		p->leaf = ext2fs_le32_to_cpu(ent[p->lv[l].at].block) &
+			  0x0fffffff;
+		if (l + 1 == p->depth)
+			break;
+		retval = dx_read(&p->d, p->leaf, p->lv[l + 1].buf);
+		if (retval)
+			return retval;
+		p->lv[l + 1].lblk = p->leaf;
+		p->lv[l + 1].at = 0;
+	}
+	*more = 1;
+	return 0;
+}
+
+/*
+ * Look @n up in indexed directory @dir by its hash, as the kernel does:
+ * only the leaf the hash selects, and those that continue it, are read.
+ */
+errcode_t ext2fs_dx_lookup(ext2_filsys fs, ext2_ino_t dir,
+			   const struct ext4_encrypted_name *n,
+			   ext2_ino_t *ino)
+{
+	struct dx_path p;
+	struct ext2_dir_entry *de;
+	unsigned int offset, rec_len;
+	char *buf = NULL;
+	__u32 hash;
+	int more = 1;
+	errcode_t retval;
+
+	retval = dx_path_open(fs, dir, &p);
+	if (!retval)
+		retval = dx_name_hash(&p, n, &hash);
+	if (!retval)
+		retval = dx_path_walk(&p, hash);
+	if (!retval)
+		retval = ext2fs_get_mem(fs->blocksize, &buf);
+	while (!retval && more) {
+		retval = dx_read(&p.d, p.leaf, buf);
+		for (offset = 0; !retval && offset < fs->blocksize;
+		     offset += rec_len) {
+			de = (struct ext2_dir_entry *) (buf + offset);
+			retval = ext2fs_get_rec_len(fs, de, &rec_len);
+			if (!retval && (rec_len < 8 ||
+					offset + rec_len > fs->blocksize))
+				retval = EXT2_ET_DIR_CORRUPTED;
+			if (retval || !de->inode ||
+			    ext2fs_dirent_name_len(de) != n->name_len ||
+			    rec_len < ext2fs_dir_rec_len(n->name_len, 0) ||
+			    memcmp(de->name, n->name, n->name_len))
+				continue;
+			*ino = de->inode;
+			goto out;
+		}
+		if (!retval)
+			retval = dx_next_leaf(&p, hash, &more);
+	}
+	if (!retval)
+		retval = EXT2_ET_FILE_NOT_FOUND;
+out:
+	ext2fs_free_mem(&buf);
+	dx_path_free(&p);
+	return retval;
+}

@@ -197,6 +197,9 @@ extern errcode_t ext2fs_dx_find_leaf(ext2_filsys fs, ext2_ino_t dir,
 				     blk64_t *leaf, __u32 *hash);
 extern errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir,
 				      __u32 hash);
+extern errcode_t ext2fs_dx_lookup(ext2_filsys fs, ext2_ino_t dir,
+				  const struct ext4_encrypted_name *n,
+				  ext2_ino_t *ino);
 
 /* crypt_link.c */
 extern errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
