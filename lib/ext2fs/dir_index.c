@@ -995,7 +995,8 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 	need = 1;
 	for (l = p.depth - 1; l >= 0; l--) {
 		cl = dx_countlimit(&p, l);
-		if (ext2fs_le16_to_cpu(cl->count) < ext2fs_le16_to_cpu(cl->limit))
+		if (ext2fs_le16_to_cpu(cl->count) <
+		    ext2fs_le16_to_cpu(cl->limit))
 			break;
 		need++;
 	}
