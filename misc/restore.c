@@ -97,7 +97,7 @@ struct restore {
 	struct fill fill;		/* regular file being filled */
 	uint64_t done_entries, done_bytes;
 	unsigned int nlink_overflows;	/* directories counted as 1 */
-	unsigned int unindexed;		/* too large for an index */
+	unsigned int unindexed;		/* no index would fit */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -1079,7 +1079,8 @@ static struct dir_frame *find_parent(struct restore *rs,
 /*
  * Directories deeper than @depth have all their entries: index the
  * large ones as the kernel would have, since appending left them
- * linear.
+ * linear.  One too large for an index, or with no room left for one,
+ * stays linear, as valid.
  */
 static errcode_t close_dirs(struct restore *rs, unsigned int depth)
 {
@@ -1088,7 +1089,8 @@ static errcode_t close_dirs(struct restore *rs, unsigned int depth)
 	while (rs->depth > depth && !retval) {
 		retval = ext2fs_dx_index_dir(rs->fs,
 					     rs->stack[--rs->depth].ino);
-		if (retval == EXT2_ET_DIR_NO_SPACE) {
+		if (retval == EXT2_ET_DIR_NO_SPACE ||
+		    retval == EXT2_ET_BLOCK_ALLOC_FAIL) {
 			rs->unindexed++;
 			retval = 0;
 		}
@@ -1904,8 +1906,9 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 		       opts->device, (unsigned long long) rs.done_entries,
 		       (unsigned long long) rs.plan.inodes, rs.shown);
 	if (rs.unindexed)
-		printf("%s: %u director%s left unindexed, too large for "
-		       "an index of %d levels\n", opts->device, rs.unindexed,
+		printf("%s: %u director%s left unindexed: too large for "
+		       "an index of %d levels, or no room for one\n",
+		       opts->device, rs.unindexed,
 		       rs.unindexed == 1 ? "y" : "ies",
 		       ext2fs_has_feature_largedir(rs.fs->super) ? 3 : 2);
 	/* the kernel keeps the count at 1 only in an indexed directory */

@@ -544,7 +544,8 @@ errout:
  * directory of one block, an indexed one, one with inline data, or a
  * filesystem without dir_index is left as it is; so is a directory too
  * large for the depth allowed, which stays linear (and valid): that
- * returns EXT2_ET_DIR_NO_SPACE.
+ * returns EXT2_ET_DIR_NO_SPACE.  Should the blocks the index needs not
+ * be there, the directory stays linear too, with empty blocks added.
  */
 errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 {
@@ -1056,8 +1057,9 @@ static errcode_t dx_next_leaf(struct dx_path *p, __u32 hash, int *more)
 		l--;
 	}
 	ent = (struct ext2_dx_entry *) cl;
+	/* a hash of ours (even) goes on only into its own collisions */
 	next = ext2fs_le32_to_cpu(ent[++p->lv[l].at].hash);
-	if (!(next & 1) || (next & ~1U) != (hash & ~1U))
+	if ((next & ~1U) != hash)
 		return 0;
 	for (; l < p->depth; l++) {
 		ent = (struct ext2_dx_entry *) dx_countlimit(p, l);
