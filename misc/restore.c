@@ -151,6 +151,7 @@ struct restore {
 	struct fill fill;		/* regular file being filled */
 	uint64_t done_entries, done_bytes;
 	unsigned int nlink_overflows;	/* directories counted as 1 */
+	unsigned int unindexed;		/* no index would fit */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -1556,6 +1557,28 @@ static struct dir_frame *find_parent(struct restore *rs,
 	return &rs->stack[e->depth - 1];
 }
 
+/*
+ * Directories deeper than @depth have all their entries: index the
+ * large ones as the kernel would have, since appending left them
+ * linear.  One too large for an index, or with no room left for one,
+ * stays linear, as valid.
+ */
+static errcode_t close_dirs(struct restore *rs, unsigned int depth)
+{
+	errcode_t retval = 0;
+
+	while (rs->depth > depth && !retval) {
+		retval = ext2fs_dx_index_dir(rs->fs,
+					     rs->stack[--rs->depth].ino);
+		if (retval == EXT2_ET_DIR_NO_SPACE ||
+		    retval == EXT2_ET_BLOCK_ALLOC_FAIL) {
+			rs->unindexed++;
+			retval = 0;
+		}
+	}
+	return retval;
+}
+
 static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
 {
 	struct dir_frame *f;
@@ -1807,9 +1830,15 @@ static errcode_t restore_entry(struct restore *rs, const struct e2cb_entry *e)
 	struct ext4_encrypted_name n;
 	struct dir_frame *dir;
 	ext2_ino_t existing;
+	errcode_t retval;
 
 	if (!strcmp(e->path, "."))
 		return rs->depth ? EXT2_ET_DIR_CORRUPTED : restore_root(rs, e);
+	if (e->depth && e->depth < rs->depth) {
+		retval = close_dirs(rs, e->depth);
+		if (retval)
+			return retval;
+	}
 	dir = find_parent(rs, e);
 	if (!dir)
 		return EXT2_ET_DIR_CORRUPTED;
@@ -2387,13 +2416,18 @@ static int write_entries(struct restore *rs)
 		rs->done_entries++;
 		show_progress(rs, &last, 0);
 	}
+	if (!retval && ret > 0 && !stop_signal) {
+		e = NULL;
+		retval = close_dirs(rs, 0);
+	}
 	show_progress(rs, &last, 1);
 	if (stop_signal)
 		return E2CB_EXIT_ERROR;
 	if (ret < 0)
 		return changed(rs, e2cb_reader_error(rs->r));
 	if (retval) {
-		com_err(program_name, retval, "while restoring %s", e->path);
+		com_err(program_name, retval, "while restoring %s",
+			e ? e->path : "the last directories");
 		return E2CB_EXIT_ERROR;
 	}
 	return same_stream(rs);
@@ -2490,8 +2524,15 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 		printf("%s: restored %llu entries (%llu inodes) from %s\n",
 		       opts->device, (unsigned long long) rs.done_entries,
 		       (unsigned long long) rs.plan.inodes, rs.shown);
+	if (rs.unindexed)
+		printf("%s: %u director%s left unindexed: too large for "
+		       "an index of %d levels, or no room for one\n",
+		       opts->device, rs.unindexed,
+		       rs.unindexed == 1 ? "y" : "ies",
+		       ext2fs_has_feature_largedir(rs.fs->super) ? 3 : 2);
 	/* the kernel keeps the count at 1 only in an indexed directory */
-	if (rs.nlink_overflows)
+	if (rs.nlink_overflows &&
+	    (rs.unindexed || !ext2fs_has_feature_dir_index(rs.fs->super)))
 		printf("%s: %u director%s with more than %u subdirectories "
 		       "not indexed; run e2fsck -fD before the kernel adds "
 		       "subdirectories there\n", opts->device,

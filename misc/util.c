@@ -322,9 +322,27 @@ static int lookup_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
 errcode_t e2cb_lookup_raw(ext2_filsys fs, ext2_ino_t dir,
 			  const uint8_t *name, size_t len, ext2_ino_t *ret)
 {
+	struct ext4_encrypted_name n;
+	struct ext2_inode inode;
 	struct lookup l;
 	errcode_t retval;
 
+	/*
+	 * By the index when there is one, but for a name whose hash is
+	 * stored, not computed, and only in a target being written: a
+	 * source may be damaged, and is read without its index.
+	 */
+	if (len && len <= EXT2_NAME_LEN &&
+	    !ext2fs_read_inode(fs, dir, &inode) &&
+	    (inode.i_flags & EXT2_INDEX_FL) && !ext4_hash_in_dirent(&inode) &&
+	    (fs->flags & EXT2_FLAG_RW)) {
+		memset(&n, 0, sizeof(n));
+		memcpy(n.name, name, len);
+		n.name_len = len;
+		retval = ext2fs_dx_lookup(fs, dir, &n, ret);
+		if (!retval || retval == EXT2_ET_FILE_NOT_FOUND)
+			return retval;
+	}
 	l.name = name;
 	l.len = len;
 	l.ino = 0;

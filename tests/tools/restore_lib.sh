@@ -125,3 +125,57 @@ wait_stopped() {
 	done
 	return 1
 }
+
+# dx_leaves IMAGE DIR: the inode numbers in each leaf of the indexed
+# directory DIR, a line a leaf in logical order, read from its blocks
+# (names may be raw ciphertext bytes, which debugfs prints as they are)
+dx_leaves() {
+	"$PYTHON" - "$1" "$(sb_field "$1" 'Block size')" \
+		"$("$DEBUGFS" -R "blocks $2" "$1" 2>/dev/null)" <<'PY'
+import struct, sys
+bs = int(sys.argv[2])
+with open(sys.argv[1], "rb") as f:
+    for n, blk in enumerate(int(b) for b in sys.argv[3].split()):
+        f.seek(blk * bs)
+        buf = f.read(bs)
+        ino, rec = struct.unpack_from("<IH", buf, 0)
+        if rec in (0, 65535) and bs == 65536:
+            rec = bs
+        if n == 0 or (ino == 0 and rec == bs):
+            continue                    # the root, an index node
+        out, off = [], 0
+        while off + 8 <= bs:
+            ino, rec = struct.unpack_from("<IH", buf, off)
+            if rec < 8:
+                break
+            if ino:
+                out.append(str(ino))
+            off += rec
+        print(" ".join(out))
+PY
+}
+
+# same_leaves LABEL IMAGE DIR...: e2fsck -fD on a copy of IMAGE lays
+# out the leaves of each indexed DIR as they are
+same_leaves() {
+	local label=$1 img=$2 d
+
+	shift 2
+	cp --sparse=always "$img" "$label.D.img"
+	e2fsck -fyD "$label.D.img" >"$label.D.fsck" 2>&1
+	if [ $? -gt 1 ]; then
+		soft_fail "$label: e2fsck -fyD failed"
+	else
+		for d in "$@"; do
+			dx_leaves "$img" "$d" >"$label.leaves"
+			dx_leaves "$label.D.img" "$d" >"$label.D.leaves"
+			if cmp -s "$label.leaves" "$label.D.leaves"; then
+				echo "$label: e2fsck -fD rebuilds the same $(wc -l <"$label.leaves") leaves of $d"
+			else
+				soft_fail "$label: e2fsck -fD lays out the leaves of $d otherwise"
+			fi
+		done
+	fi
+	rm -f "$label.D.img"
+}
+
