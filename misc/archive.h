@@ -206,6 +206,11 @@ struct e2cb_reader;
 
 /* flags for e2cb_reader_open */
 #define E2CB_READ_DATA	0x01	/* check each entry's data against its sum */
+#define E2CB_READ_HASH	0x02	/* digests of the stream, each entry */
+
+/* SHA-256; an entry's is cut to 16 bytes, 2^64 work for a collision */
+#define E2CB_STREAM_DIGEST_LEN	32
+#define E2CB_ENTRY_DIGEST_LEN	16
 
 /* returned by e2cb_reader_next after a valid trailer and end of archive */
 #define E2CB_READER_END	1
@@ -216,6 +221,11 @@ typedef errcode_t (*e2cb_data_func)(const struct e2cb_entry *e,
 
 extern errcode_t e2cb_reader_open(const char *name, int flags,
 				  struct e2cb_reader **ret);
+extern errcode_t e2cb_reader_open_fd(int fd, int flags,
+				     struct e2cb_reader **ret);
+extern errcode_t e2cb_reader_stream_digest(struct e2cb_reader *r,
+				uint8_t out[E2CB_STREAM_DIGEST_LEN]);
+extern const uint8_t *e2cb_reader_entry_digest(struct e2cb_reader *r);
 extern const struct e2cb_header *e2cb_reader_header(struct e2cb_reader *r);
 extern const struct e2cb_trailer *e2cb_reader_trailer(struct e2cb_reader *r);
 extern int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret);

@@ -1826,6 +1826,7 @@ static void unguard_tmp(void)
  */
 static int open_dest(const struct e2cb_backup_opts *opts, char **tmp_name)
 {
+	struct stat st;
 	int fd;
 
 	*tmp_name = NULL;
@@ -1837,6 +1838,16 @@ static int open_dest(const struct e2cb_backup_opts *opts, char **tmp_name)
 			return -1;
 		}
 		return 1;
+	}
+	/* a device or a FIFO (/dev/null, say) is written where it is: a
+	 * rename would put a file in its place */
+	if (!stat(opts->output, &st) && !S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode)) {
+		fd = open(opts->output, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			com_err(program_name, errno, "while opening %s",
+				opts->output);
+		return fd;
 	}
 	if (asprintf(tmp_name, "%s.tmpXXXXXX", opts->output) < 0)
 		return -1;
@@ -1893,11 +1904,18 @@ static int finish_dest(const struct e2cb_backup_opts *opts, char *tmp_name,
 	struct stat st;
 
 	if (!tmp_name) {
-		/* standard output: a file is synced, a pipe needs not */
+		/* standard output, a device or a FIFO: a file is synced, a
+		 * pipe needs not */
 		if (ok && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
 		    fsync(fd) < 0) {
-			com_err(program_name, errno, "while writing standard "
-				"output");
+			com_err(program_name, errno, "while writing %s",
+				strcmp(opts->output, "-") ? opts->output :
+				"standard output");
+			ok = 0;
+		}
+		if (strcmp(opts->output, "-") && close(fd) < 0 && ok) {
+			com_err(program_name, errno, "while writing %s",
+				opts->output);
 			ok = 0;
 		}
 		return ok;

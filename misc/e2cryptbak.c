@@ -24,6 +24,9 @@ const char *program_name = "e2cryptbak";
 /* long options without a short form */
 #define OPT_OVERWRITE	256
 #define OPT_STALE	257
+#define OPT_PROTECTOR	258
+#define OPT_PROTECTOR_KEY 259
+#define OPT_FSCRYPT_DIR	260
 
 static void usage(FILE *f)
 {
@@ -31,12 +34,15 @@ static void usage(FILE *f)
 "Usage: %s backup [-p] [--stale] -o ARCHIVE|- [-Z gzip|zstd|xz]\n"
 "                DEVICE [PATH]\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
-"                [--enable-encrypt] ARCHIVE|- DEVICE [PATH]\n"
-"       %s list [-l] ARCHIVE|-\n"
+"                [--enable-encrypt] [--keep-pw-salt] ARCHIVE|- DEVICE [PATH]\n"
+"       %s list [-l [--fscrypt-dir DIR ...]] ARCHIVE|-\n"
 "       %s list -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
-"                ARCHIVE|-|DEVICE\n"
+"                [--protector NAME|ID [--protector-key F]\n"
+"                [--fscrypt-dir DIR ...]] ARCHIVE|-|DEVICE\n"
 "       %s verify ARCHIVE|-\n"
 "       %s extract -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
+"                [--protector NAME|ID [--protector-key F]\n"
+"                [--fscrypt-dir DIR ...]]\n"
 "                [-C DIR [--overwrite] | -O] ARCHIVE|-|DEVICE [PATH...]\n"
 "       %s -V | --help\n"
 "\n"
@@ -113,6 +119,7 @@ static int cmd_restore(int argc, char **argv)
 		{ "keep-inode-numbers", no_argument, NULL, 'K' },
 		{ "set-uuid", no_argument, NULL, 'U' },
 		{ "enable-encrypt", no_argument, NULL, 'E' },
+		{ "keep-pw-salt", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct e2cb_restore_opts opts;
@@ -137,6 +144,9 @@ static int cmd_restore(int argc, char **argv)
 		case 'E':
 			opts.add_encrypt = 1;
 			break;
+		case 'S':
+			opts.keep_pw_salt = 1;
+			break;
 		default:
 			return usage_error(NULL);
 		}
@@ -151,12 +161,18 @@ static int cmd_restore(int argc, char **argv)
 	return e2cb_restore(&opts);
 }
 
-/* -k, --key-hex and --passphrase-file, shared by list and extract */
+/*
+ * -k, --key-hex and --passphrase-file, and google/fscrypt's protectors,
+ * shared by list and extract
+ */
 
 #define KEY_OPTIONS \
 	{ "key", required_argument, NULL, 'k' }, \
 	{ "key-hex", required_argument, NULL, 'H' }, \
 	{ "passphrase-file", required_argument, NULL, 'P' }, \
+	{ "protector", required_argument, NULL, OPT_PROTECTOR }, \
+	{ "protector-key", required_argument, NULL, OPT_PROTECTOR_KEY }, \
+	{ "fscrypt-dir", required_argument, NULL, OPT_FSCRYPT_DIR }, \
 	{ "stale", no_argument, NULL, OPT_STALE }
 
 static int key_option(struct e2cb_extract_opts *opts, int c)
@@ -173,6 +189,17 @@ static int key_option(struct e2cb_extract_opts *opts, int c)
 			return 0;
 		opts->passphrase_file = optarg;
 		return 1;
+	case OPT_PROTECTOR:
+		opts->protectors[opts->nprotectors++] = optarg;
+		return 1;
+	case OPT_PROTECTOR_KEY:
+		if (opts->protector_key)
+			return 0;
+		opts->protector_key = optarg;
+		return 1;
+	case OPT_FSCRYPT_DIR:
+		opts->fscrypt_dirs[opts->nfscrypt_dirs++] = optarg;
+		return 1;
 	case OPT_STALE:
 		opts->stale = 1;
 		return 1;
@@ -185,18 +212,32 @@ static int alloc_key_options(struct e2cb_extract_opts *opts, int argc)
 	memset(opts, 0, sizeof(*opts));
 	opts->key_files = calloc(argc, sizeof(char *));
 	opts->key_hex = calloc(argc, sizeof(char *));
-	return opts->key_files && opts->key_hex;
+	opts->fscrypt_dirs = calloc(argc, sizeof(char *));
+	opts->protectors = calloc(argc, sizeof(char *));
+	return opts->key_files && opts->key_hex && opts->fscrypt_dirs &&
+	       opts->protectors;
 }
 
 static int has_keys(const struct e2cb_extract_opts *opts)
 {
-	return opts->nkey_files || opts->nkey_hex || opts->passphrase_file;
+	return opts->nkey_files || opts->nkey_hex || opts->passphrase_file ||
+	       opts->nprotectors;
 }
 
 static void free_key_options(struct e2cb_extract_opts *opts)
 {
 	free(opts->key_files);
 	free(opts->key_hex);
+	free(opts->fscrypt_dirs);
+	free(opts->protectors);
+}
+
+/* The protector options go with --protector */
+static const char *check_protector_options(struct e2cb_extract_opts *opts)
+{
+	if (!opts->nprotectors && (opts->protector_key || opts->nfscrypt_dirs))
+		return "--protector-key and --fscrypt-dir go with --protector";
+	return NULL;
 }
 
 static int run_extract(struct e2cb_extract_opts *opts)
@@ -228,8 +269,15 @@ static int cmd_list(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 		ret = usage_error("list needs one ARCHIVE");
+	} else if (!has_keys(&opts) && long_format && !opts.protector_key) {
+		/* --fscrypt-dir: whose records list -l shows too */
+		add_error_table(&et_fscr_error_table);
+		ret = e2cb_list(argv[optind], long_format, opts.fscrypt_dirs,
+				opts.nfscrypt_dirs);
+	} else if (check_protector_options(&opts)) {
+		ret = usage_error(check_protector_options(&opts));
 	} else if (!has_keys(&opts)) {
-		ret = e2cb_list(argv[optind], long_format);
+		ret = e2cb_list(argv[optind], long_format, NULL, 0);
 	} else {
 		opts.source = argv[optind];
 		opts.list_only = 1;
@@ -272,7 +320,10 @@ static int cmd_extract(int argc, char **argv)
 		ret = usage_error("extract needs an ARCHIVE or a DEVICE");
 	} else if (!has_keys(&opts)) {
 		ret = usage_error("extract needs a key: -k KEYFILE, "
-				  "--key-hex HEX or --passphrase-file F");
+				  "--key-hex HEX, --passphrase-file F or "
+				  "--protector NAME|ID");
+	} else if (check_protector_options(&opts)) {
+		ret = usage_error(check_protector_options(&opts));
 	} else if (opts.to_stdout && (opts.dir || opts.overwrite)) {
 		ret = usage_error("-O writes no files: -C and --overwrite "
 				  "do not go with it");

@@ -41,6 +41,7 @@ struct e2cb_restore_opts {
 	int keep_ino;
 	int set_uuid;
 	int add_encrypt;		/* turn on the encrypt feature */
+	int keep_pw_salt;		/* keep a salt other than the archive's */
 };
 
 struct e2cb_extract_opts {
@@ -52,7 +53,12 @@ struct e2cb_extract_opts {
 	int nkey_files;
 	char **key_hex;			/* in argv: wiped once read */
 	int nkey_hex;
-	const char *passphrase_file;
+	const char *passphrase_file;	/* with protector: its passphrase */
+	const char **protectors;	/* google/fscrypt's, NAME or ID */
+	int nprotectors;
+	const char *protector_key;	/* a raw_key protector's key file */
+	const char **fscrypt_dirs;	/* more .fscrypt directories */
+	int nfscrypt_dirs;
 	int overwrite;
 	int list_only;			/* list -k: print, write nothing */
 	int to_stdout;			/* -O: file data to standard output */
@@ -61,9 +67,26 @@ struct e2cb_extract_opts {
 
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
 extern int e2cb_restore(const struct e2cb_restore_opts *opts);
-extern int e2cb_list(const char *archive_name, int long_format);
+extern int e2cb_list(const char *archive_name, int long_format,
+		     const char *const *fscrypt_dirs, int nfscrypt_dirs);
 extern int e2cb_verify(const char *archive_name);
 extern int e2cb_extract(const struct e2cb_extract_opts *opts);
+
+/* fsmeta.c: google/fscrypt's protectors */
+struct e2cb_fsmeta;
+struct fscrypt_keyring;
+extern errcode_t e2cb_fsmeta_new(struct e2cb_fsmeta **ret);
+extern void e2cb_fsmeta_free(struct e2cb_fsmeta *m);
+extern int e2cb_fsmeta_add_dir(struct e2cb_fsmeta *m, const char *dir);
+extern void e2cb_fsmeta_add_image(struct e2cb_fsmeta *m, ext2_filsys fs);
+extern int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name,
+				   int quiet);
+extern size_t e2cb_fsmeta_count(const struct e2cb_fsmeta *m);
+extern int e2cb_fsmeta_unlock(const struct e2cb_fsmeta *m,
+			      const struct e2cb_extract_opts *o,
+			      struct fscrypt_keyring *kr);
+extern void e2cb_fsmeta_print_openers(const struct e2cb_fsmeta *m,
+				      const uint8_t *ctx, size_t ctx_len);
 
 /* pipeline.c */
 #define E2CB_PIPE_MAX_WORKERS	4
@@ -93,6 +116,9 @@ struct e2cb_readahead;
 extern void e2cb_readahead_start(ext2_filsys fs, const char *device,
 				 struct e2cb_readahead **ret);
 extern void e2cb_readahead_stop(struct e2cb_readahead *ra);
+
+/* source_check.c */
+extern errcode_t e2cb_check_source(const char *device, int for_write);
 
 /* util.c */
 #define E2CB_END_SIGNALS	3
@@ -126,6 +152,8 @@ extern errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 extern int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem);
 extern const char *e2cb_mode_name(int mode);
 extern void e2cb_uuid_string(const uint8_t *uuid, char *out);
+#define E2CB_SALT_STRLEN	35
+extern int e2cb_salt_string(const uint8_t *salt, char *out);
 extern void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,
 			       size_t bufsize);
 extern void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d,

@@ -7,7 +7,9 @@
  * written under DIR with openat() and friends relative to descriptors of
  * directories this run opened without following symlinks, and every
  * decrypted name is checked first, so that no name -- a decrypted name
- * can hold any byte -- reaches outside DIR.
+ * can hold any byte -- reaches outside DIR.  Owners, modes, xattrs and
+ * times go through a descriptor of the object made, never its name: in
+ * a directory another user can write, the name may be a symlink by then.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -97,6 +99,8 @@ struct link {
 	uint32_t ino;
 	char *path;			/* plaintext, relative to DIR */
 	size_t len;
+	dev_t dev;			/* the inode written, to find again */
+	ino_t host_ino;
 };
 
 struct missing {
@@ -152,6 +156,8 @@ struct xt {
 	int root_fd;
 	int created_root;
 	int is_root;
+	uid_t euid;
+	struct stat made;		/* the object extract_*() last made */
 	struct frame *st;
 	size_t depth, st_size;
 	struct pbuf plain, cipher;
@@ -347,7 +353,7 @@ static const struct link *link_find(struct xt *x, uint32_t ino)
 }
 
 static void link_add(struct xt *x, uint32_t ino, const char *path,
-		     size_t len)
+		     size_t len, const struct stat *made)
 {
 	struct link *old = x->links, *l;
 	size_t old_size = x->links_size, i, j;
@@ -382,6 +388,8 @@ static void link_add(struct xt *x, uint32_t ino, const char *path,
 	l->path[len] = 0;
 	l->len = len;
 	l->ino = ino;
+	l->dev = made->st_dev;
+	l->host_ino = made->st_ino;
 	x->nlinks++;
 }
 
@@ -497,6 +505,82 @@ static int make_room(struct xt *x, int dirfd, const char *name, int want_dir)
 	return 0;
 }
 
+/* Others than us may add, remove or rename names in @dirfd */
+static int others_may_write(struct xt *x, int dirfd)
+{
+	struct stat st;
+
+	return fstat(dirfd, &st) < 0 || st.st_uid != x->euid ||
+	       (st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * Whether @st, just opened by a name in @dirfd, is what we made or may
+ * enter: of @type (S_IFMT bits) and, where others may write in @dirfd
+ * and so could have swapped the name, ours.  Else it is reported.
+ */
+static int is_ours(struct xt *x, int dirfd, const struct stat *st,
+		   mode_t type)
+{
+	if ((st->st_mode & S_IFMT) != type) {
+		report(x, 0, "replaced by a %s while being extracted; left "
+		       "alone", S_ISLNK(st->st_mode) ? "symlink" :
+		       S_ISDIR(st->st_mode) ? "directory" : "file of "
+		       "another type");
+		return 0;
+	}
+	if (st->st_uid != x->euid && others_may_write(x, dirfd)) {
+		report(x, 0, "owned by uid %u in a directory others can "
+		       "write (replaced while being extracted?); left alone",
+		       (unsigned int) st->st_uid);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * The symlink, fifo, socket or device node just made as @name in
+ * @dirfd, held from now on by an O_PATH descriptor (none of them can be
+ * opened for real) that nobody can swap, as they could the name.
+ * x->made describes it.  -1 when it is not the object made (reported).
+ */
+static int open_made(struct xt *x, int dirfd, const char *name,
+		     mode_t type, dev_t rdev)
+{
+	int fd;
+
+	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &x->made) < 0) {
+		report(x, errno, "cannot open what was made");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!is_ours(x, dirfd, &x->made, type) ||
+	    ((type == S_IFCHR || type == S_IFBLK) &&
+	     x->made.st_rdev != rdev)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * @fd's inode takes @name in @dirfd: through /proc, which any user may,
+ * or without it by the descriptor, which only root may.
+ */
+static int link_fd(int fd, int dirfd, const char *name)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (!linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW))
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	return linkat(fd, "", dirfd, name, AT_EMPTY_PATH);
+}
+
 /* A POSIX ACL from ext4's on-disk form to the one setxattr(2) takes */
 static void *acl_from_disk(const uint8_t *v, size_t len, size_t *out_len)
 {
@@ -537,20 +621,35 @@ static void *acl_from_disk(const uint8_t *v, size_t len, size_t *out_len)
 
 struct xattr_target {
 	struct xt *x;
-	int fd;				/* regular file or directory */
-	int dirfd;			/* else the name in this directory */
-	const char *name;
+	int fd;				/* an open file or directory */
+	const char *proc;		/* else the O_PATH one, by /proc */
+	int caps;			/* this pass: security.capability */
+	int failed;			/* an attribute could not be set */
 };
+
+/*
+ * What the target cannot hold for this user (trusted.* when not root, a
+ * filesystem without xattrs) is a warning; anything else -- a full disk,
+ * a quota, an I/O error -- leaves the entry short of what was archived.
+ */
+static int xattr_unsettable(int err)
+{
+	return err == EPERM || err == EACCES || err == ENOTSUP ||
+		err == EOPNOTSUPP;
+}
 
 static int set_one_xattr(int index, const char *name, size_t name_len,
 			 const void *value, size_t value_len, void *priv)
 {
 	struct xattr_target *t = priv;
 	const char *prefix = e2cb_xattr_prefix(index);
-	char full[300], *path = NULL;
+	char full[300];
 	void *acl = NULL;
-	int ret = -1;
+	int ret;
 
+	if (t->caps != (index == 6 && name_len == 10 &&
+			!memcmp(name, "capability", 10)))
+		return 0;
 	if (!prefix || index == 8 || index == 9 ||
 	    memchr(name, 0, name_len) ||
 	    strlen(prefix) + name_len >= sizeof(full)) {
@@ -569,60 +668,83 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 		}
 		value = acl;
 	}
-	errno = ENOMEM;
-	if (t->fd >= 0)
-		ret = fsetxattr(t->fd, full, value, value_len, 0);
-	/* symlinks and devices have no descriptor: name them by our dir's */
-	else if (asprintf(&path, "/proc/self/fd/%d/%s", t->dirfd,
-			  t->name) >= 0)
-		ret = lsetxattr(path, full, value, value_len, 0);
-	else
-		path = NULL;
+	/* /proc/self/fd/N names the inode itself, even a symlink's */
+	ret = t->proc ? setxattr(t->proc, full, value, value_len, 0) :
+	      fsetxattr(t->fd, full, value, value_len, 0);
 	if (ret < 0) {
 		report(t->x, errno, "cannot set extended attribute %s", full);
-		t->x->xattr_warnings++;
+		if (xattr_unsettable(errno))
+			t->x->xattr_warnings++;
+		else
+			t->failed = 1;
 	}
-	free(path);
 	free(acl);
 	return 0;
 }
 
+static int set_times(int fd, int is_path, const char *proc,
+		     const struct timespec ts[2], int type)
+{
+	if (!is_path)
+		return futimens(fd, ts);
+	if (utimensat(fd, "", ts, AT_EMPTY_PATH) == 0)
+		return 0;
+	/* an older kernel: through /proc, but not for a symlink */
+	if (errno != EINVAL || type == LINUX_S_IFLNK)
+		return -1;
+	return utimensat(AT_FDCWD, proc, ts, 0);
+}
+
 /*
- * Owner (when root), xattrs, mode and times, in the order that keeps
- * each: chown clears set-id bits, ACLs and mode share the group bits,
- * and every other change touches the times.
+ * Owner, mode, xattrs and times of the object @fd holds: an open file
+ * or directory, or (@is_path) an O_PATH descriptor of an object that
+ * cannot be opened, acted on through /proc/self/fd, never by its name,
+ * which others may swap for a symlink.  The order keeps each: chown
+ * clears set-id bits and security.capability, an ACL set after the
+ * mode agrees with it, and every change touches the times.
  */
-static void apply_meta(struct xt *x, int fd, int dirfd, const char *name,
+static void apply_meta(struct xt *x, int fd, int is_path,
 		       const struct meta *m, int type)
 {
-	struct xattr_target t = { x, fd, dirfd, name };
+	char proc[32];
+	struct xattr_target t = { x, fd, NULL, 0, 0 };
 	struct timespec ts[2];
-	int ret = 0;
+	int ret;
 
-	if (m->xattrs)
-		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
-				       set_one_xattr, &t);
-	if (x->is_root) {
-		ret = fd >= 0 ? fchown(fd, m->uid, m->gid) :
-		      fchownat(dirfd, name, m->uid, m->gid,
-			       AT_SYMLINK_NOFOLLOW);
-		if (ret < 0)
-			report(x, errno, "cannot set the owner");
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (is_path)
+		t.proc = proc;
+	if (x->is_root &&
+	    fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH) < 0) {
+		report(x, errno, "cannot set the owner");
+		t.failed = 1;
 	}
 	if (type != LINUX_S_IFLNK) {
-		ret = fd >= 0 ? fchmod(fd, m->mode & 07777) :
-		      fchmodat(dirfd, name, m->mode & 07777, 0);
-		if (ret < 0)
+		ret = is_path ? chmod(proc, m->mode & 07777) :
+		      fchmod(fd, m->mode & 07777);
+		if (ret < 0) {
 			report(x, errno, "cannot set the mode");
+			t.failed = 1;
+		}
+	}
+	if (m->xattrs) {
+		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
+				       set_one_xattr, &t);
+		t.caps = 1;
+		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
+				       set_one_xattr, &t);
 	}
 	ts[0].tv_sec = m->atime.sec;
 	ts[0].tv_nsec = m->atime.nsec;
 	ts[1].tv_sec = m->mtime.sec;
 	ts[1].tv_nsec = m->mtime.nsec;
-	ret = fd >= 0 ? futimens(fd, ts) :
-	      utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
-	if (ret < 0)
+	if (set_times(fd, is_path, proc, ts, type) < 0) {
 		report(x, errno, "cannot set the times");
+		t.failed = 1;
+	}
+	/* the entry is there, but not as archived: it counts as failed */
+	if (t.failed)
+		x->failed++;
 }
 
 static void meta_from(struct meta *m, const struct xentry *e)
@@ -1109,21 +1231,13 @@ static errcode_t out_create(struct xt *x, int dirfd, struct outfile *of)
 /* The whole file takes @name in its directory (free: make_room saw) */
 static errcode_t out_link(struct xt *x, struct outfile *of, const char *name)
 {
-	char path[64];
 	errcode_t err = 0;
 	sigset_t old;
 
 	block_signals(&old);
 	if (of->anon) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", of->fd);
-		if (linkat(AT_FDCWD, path, of->dirfd, name,
-			   AT_SYMLINK_FOLLOW) < 0) {
+		if (link_fd(of->fd, of->dirfd, name) < 0)
 			err = errno;
-			/* without /proc, root may name the descriptor */
-			if (err == ENOENT)
-				err = linkat(of->fd, "", of->dirfd, name,
-					     AT_EMPTY_PATH) < 0 ? errno : 0;
-		}
 		if (close(of->fd) < 0 && !err) {
 			err = errno;
 			unlinkat(of->dirfd, name, 0);
@@ -1199,7 +1313,8 @@ static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
 	w_release(&w);
 	if (!err)
 		err = w.err;
-	if (!err && ftruncate(of.fd, e->size) < 0) {
+	if (!err && (ftruncate(of.fd, e->size) < 0 ||
+		     fstat(of.fd, &x->made) < 0)) {
 		err = errno;
 		w.write_failed = 1;
 	}
@@ -1212,7 +1327,7 @@ static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
 		goto fail;
 	}
 	meta_from(&m, e);
-	apply_meta(x, of.fd, dirfd, name, &m, LINUX_S_IFREG);
+	apply_meta(x, of.fd, 0, &m, LINUX_S_IFREG);
 	free(m.xattrs);
 	err = out_link(x, &of, name);
 	if (err) {
@@ -1270,13 +1385,17 @@ static errcode_t stream_file(struct xt *x, const struct xentry *e,
 	return err;
 }
 
-/* A further name of an inode written already */
+/*
+ * A further name of an inode written already, found again by the path
+ * of its first name, and linked only if that still names the inode.
+ */
 static errcode_t extract_link(struct xt *x, int dirfd, const struct link *l)
 {
 	const char *name = cur_name(x), *last;
 	char *path = strdup(l->path);
 	errcode_t err = 0;
-	int pfd;
+	struct stat st;
+	int pfd, fd = -1;
 
 	if (!path)
 		return ENOMEM;
@@ -1285,11 +1404,22 @@ static errcode_t extract_link(struct xt *x, int dirfd, const struct link *l)
 		return EEXIST;
 	}
 	pfd = open_parent(x, path, &last);
-	if (pfd < 0 || linkat(pfd, last, dirfd, name, 0) < 0) {
+	if (pfd >= 0)
+		fd = openat(pfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		err = errno;
+		report(x, err, "cannot link to %s", l->path);
+	} else if (st.st_dev != l->dev || st.st_ino != l->host_ino) {
+		report(x, 0, "cannot link to %s: replaced by another file",
+		       l->path);
+		err = EEXIST;
+	} else if (link_fd(fd, dirfd, name) < 0) {
 		err = errno;
 		report(x, err, "cannot link to %s", l->path);
 		check_dest(x, err);
 	}
+	if (fd >= 0)
+		close(fd);
 	if (pfd >= 0)
 		close(pfd);
 	free(path);
@@ -1305,6 +1435,7 @@ static errcode_t extract_symlink(struct xt *x, int dirfd,
 	size_t len;
 	struct meta m;
 	errcode_t err = 0;
+	int fd;
 
 	target = malloc(e->target_len + 1);
 	if (!target)
@@ -1335,9 +1466,15 @@ static errcode_t extract_symlink(struct xt *x, int dirfd,
 		check_dest(x, err);
 		goto out;
 	}
+	fd = open_made(x, dirfd, name, S_IFLNK, 0);
+	if (fd < 0) {
+		err = EEXIST;
+		goto out;
+	}
 	meta_from(&m, e);
-	apply_meta(x, -1, dirfd, name, &m, LINUX_S_IFLNK);
+	apply_meta(x, fd, 1, &m, LINUX_S_IFLNK);
 	free(m.xattrs);
+	close(fd);
 out:
 	fscrypt_wipe(target, e->target_len + 1);
 	free(target);
@@ -1352,6 +1489,7 @@ static errcode_t extract_special(struct xt *x, int dirfd,
 	mode_t mode = 0600;
 	dev_t dev = 0;
 	struct meta m;
+	int fd;
 
 	switch (type) {
 	case LINUX_S_IFCHR:
@@ -1382,9 +1520,13 @@ static errcode_t extract_special(struct xt *x, int dirfd,
 		check_dest(x, err);
 		return err;
 	}
+	fd = open_made(x, dirfd, name, mode & S_IFMT, dev);
+	if (fd < 0)
+		return EEXIST;
 	meta_from(&m, e);
-	apply_meta(x, -1, dirfd, name, &m, type);
+	apply_meta(x, fd, 1, &m, type);
 	free(m.xattrs);
+	close(fd);
 	return 0;
 }
 
@@ -1392,6 +1534,7 @@ static errcode_t extract_special(struct xt *x, int dirfd,
 static int extract_dir(struct xt *x, int dirfd, int *apply)
 {
 	const char *name = cur_name(x);
+	struct stat st;
 	int room, fd;
 
 	*apply = 1;
@@ -1410,8 +1553,21 @@ static int extract_dir(struct xt *x, int dirfd, int *apply)
 		*apply = 0;
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		    O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0 || (room == 0 && fstat(fd, &st) < 0)) {
 		report(x, errno, "cannot open the directory");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/*
+	 * One made here must be ours still.  An existing one, or one the
+	 * archive lists again, is merged into, whoever made it: it is
+	 * reached without following a symlink, and only by descriptors.
+	 */
+	if (room == 0 && !is_ours(x, dirfd, &st, S_IFDIR)) {
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -1423,8 +1579,7 @@ static void pop_frame(struct xt *x)
 
 	if (f->fd >= 0) {
 		if (f->apply_meta && !x->o->list_only)
-			apply_meta(x, f->fd, -1, NULL, &f->meta,
-				   LINUX_S_IFDIR);
+			apply_meta(x, f->fd, 0, &f->meta, LINUX_S_IFDIR);
 		close(f->fd);
 	}
 	fscrypt_inode_close(f->names);
@@ -1526,7 +1681,7 @@ static void stage_file(struct xt *x, const struct xentry *e)
 		goto out;
 	bytes = x->bytes;
 	if (!extract_file(x, x->root_fd, name, e, fi)) {
-		link_add(x, e->ino, name, strlen(name));
+		link_add(x, e->ino, name, strlen(name), &x->made);
 	} else {
 		block_signals(&old);
 		free(x->staged[--x->nstaged]);
@@ -1784,7 +1939,8 @@ static int process(struct xt *x, const struct xentry *e, size_t depth)
 	x->entries++;
 	if (!is_dir) {
 		if (e->links > 1 && !link_find(x, e->ino))
-			link_add(x, e->ino, x->plain.s, x->plain.len);
+			link_add(x, e->ino, x->plain.s, x->plain.len,
+				 &x->made);
 		goto done;
 	}
 	f = push_frame(x, plain_len, cipher_len);
@@ -2458,6 +2614,35 @@ static void warn_if_readable(const char *what, const char *path)
 			path, (unsigned int) (st.st_mode & 07777));
 }
 
+/*
+ * google/fscrypt's records: those of the source first, then those of
+ * --fscrypt-dir; the protectors named open the policy keys they wrap.
+ */
+static int load_protector(struct xt *x)
+{
+	struct e2cb_fsmeta *m;
+	const char *p;
+	int i, ret = 0;
+
+	if (e2cb_fsmeta_new(&m))
+		return E2CB_EXIT_ERROR;
+	if (x->fs)
+		e2cb_fsmeta_add_image(m, x->fs);
+	else
+		ret = e2cb_fsmeta_add_archive(m, x->o->source, 0);
+	for (i = 0; !ret && i < x->o->nfscrypt_dirs; i++)
+		ret = e2cb_fsmeta_add_dir(m, x->o->fscrypt_dirs[i]);
+	for (i = 0; i < 2; i++) {
+		p = i ? x->o->protector_key : x->o->passphrase_file;
+		if (p && strcmp(p, "-"))
+			warn_if_readable(i ? "key file" : "passphrase file", p);
+	}
+	if (!ret)
+		ret = e2cb_fsmeta_unlock(m, x->o, x->kr);
+	e2cb_fsmeta_free(m);
+	return ret;
+}
+
 static int load_keys(struct xt *x, const uint8_t salt[16])
 {
 	static const uint8_t zero[16];
@@ -2481,7 +2666,7 @@ static int load_keys(struct xt *x, const uint8_t salt[16])
 	/* out of argv, and so of /proc/PID/cmdline, once read */
 	for (i = 0; i < x->o->nkey_hex; i++)
 		fscrypt_wipe(x->o->key_hex[i], strlen(x->o->key_hex[i]));
-	if (!err && x->o->passphrase_file) {
+	if (!err && x->o->passphrase_file && !x->o->nprotectors) {
 		warn_if_readable("passphrase file", x->o->passphrase_file);
 		if (!memcmp(salt, zero, 16))
 			fprintf(stderr, "%s: warning: the filesystem has no "
@@ -2492,6 +2677,12 @@ static int load_keys(struct xt *x, const uint8_t salt[16])
 		if (err)
 			com_err(program_name, err, "while reading the "
 				"passphrase file %s", x->o->passphrase_file);
+	}
+	if (!err && x->o->nprotectors) {
+		int ret = load_protector(x);
+
+		if (ret)
+			return ret;
 	}
 	if (!err && fscrypt_secure_unlocked())
 		fprintf(stderr, "%s: warning: key memory could not be locked "
@@ -2587,6 +2778,10 @@ static int finish(struct xt *x)
 		fprintf(stderr, "%s: %llu device nodes not created (not "
 			"root)\n", program_name,
 			(unsigned long long) x->notroot);
+	if (x->xattr_warnings)
+		fprintf(stderr, "%s: %llu extended attributes not set "
+			"(see above)\n", program_name,
+			(unsigned long long) x->xattr_warnings);
 	fflush(stderr);
 	if (x->o->list_only)
 		printf("%s: %llu entries listed, %llu without key, %llu "
@@ -2698,7 +2893,8 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	x.root_fd = -1;
 	x.tmp_dirfd = -1;
 	x.img_fd = -1;
-	x.is_root = geteuid() == 0;
+	x.euid = geteuid();
+	x.is_root = x.euid == 0;
 	x.iobuf = malloc(IOBUF_SIZE);
 	pthread_mutex_init(&x.crypt_lock, NULL);
 	/* the other cores read, decrypt and write while this one walks */

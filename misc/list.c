@@ -31,7 +31,8 @@ static void mode_string(uint32_t mode, char *s)
 	s[10] = 0;
 }
 
-static void print_entry(const struct e2cb_entry *e, int long_format)
+static void print_entry(const struct e2cb_entry *e, int long_format,
+			const struct e2cb_fsmeta *m)
 {
 	char mode[11], policy[160];
 
@@ -51,6 +52,10 @@ static void print_entry(const struct e2cb_entry *e, int long_format)
 		e2cb_format_policy(e->ctx, e->ctx_len, policy,
 				   sizeof(policy));
 		printf(" {%s}", policy);
+		/* where a policy starts: its name is in the clear */
+		if (LINUX_S_ISDIR(e->rec.mode) &&
+		    !(e->rec.rflags & E2CB_IF_NAME))
+			e2cb_fsmeta_print_openers(m, e->ctx, e->ctx_len);
 	}
 	putchar('\n');
 }
@@ -78,20 +83,43 @@ static int open_reader(const char *name, int flags, struct e2cb_reader **r)
 	return E2CB_EXIT_ERROR;
 }
 
-int e2cb_list(const char *name, int long_format)
+/* list -l: the fscrypt records of the archive and of @dirs */
+static int load_fsmeta(const char *name, const char *const *dirs, int n,
+		       struct e2cb_fsmeta **m)
 {
+	int i, ret;
+
+	if (e2cb_fsmeta_new(m))
+		return E2CB_EXIT_ERROR;
+	ret = e2cb_fsmeta_add_archive(*m, name, 1);
+	for (i = 0; !ret && i < n; i++)
+		ret = e2cb_fsmeta_add_dir(*m, dirs[i]);
+	return ret;
+}
+
+int e2cb_list(const char *name, int long_format, const char *const *dirs,
+	      int ndirs)
+{
+	struct e2cb_fsmeta *m = NULL;
 	struct e2cb_reader *r = NULL;
 	struct e2cb_entry *e;
-	int ret;
+	char salt[E2CB_SALT_STRLEN];
+	int ret = 0;
 
-	ret = open_reader(name, 0, &r);
+	if (long_format)
+		ret = load_fsmeta(name, dirs, ndirs, &m);
+	if (!ret)
+		ret = open_reader(name, 0, &r);
 	if (ret)
 		goto out;
 	if (long_format)
 		print_journal_state(r);
+	if (long_format &&
+	    e2cb_salt_string(e2cb_reader_header(r)->encrypt_pw_salt, salt))
+		printf("passphrase salt: %s\n", salt);
 	/* output that fails ends the listing; main() reports it */
 	while (!ferror(stdout) && (ret = e2cb_reader_next(r, &e)) == 0)
-		print_entry(e, long_format);
+		print_entry(e, long_format, m);
 	if (ferror(stdout)) {
 		/* the failed write's errno: the stream may not fail again */
 		e2cb_stdout_errno = errno;
@@ -107,6 +135,7 @@ int e2cb_list(const char *name, int long_format)
 	}
 	ret = E2CB_EXIT_OK;
 out:
+	e2cb_fsmeta_free(m);
 	e2cb_reader_close(r);
 	return ret;
 }
@@ -115,7 +144,7 @@ static void print_verified(const char *name, struct e2cb_reader *r)
 {
 	const struct e2cb_header *h = e2cb_reader_header(r);
 	const struct e2cb_trailer *t = e2cb_reader_trailer(r);
-	char uuid[37], when[64], journal[160];
+	char uuid[37], when[64], journal[160], salt[E2CB_SALT_STRLEN];
 	time_t created = h->created;
 
 	e2cb_uuid_string(h->uuid, uuid);
@@ -131,6 +160,9 @@ static void print_verified(const char *name, struct e2cb_reader *r)
 	       (int) h->source_path_len, h->source_path, h->block_size);
 	e2cb_journal_state(h, journal, sizeof(journal));
 	printf("%s: source journal: %s\n", name, journal);
+	if (e2cb_salt_string(h->encrypt_pw_salt, salt))
+		printf("%s: passphrase salt: %s (e4crypt add_key -S)\n",
+		       name, salt);
 }
 
 int e2cb_verify(const char *name)

@@ -20,7 +20,10 @@
 #include <stdarg.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <openssl/evp.h>
 #include "e2cryptbak.h"
+
+#define HASH_BUF_SIZE	65536
 
 /* An inode with several names, and the path its data was archived at */
 struct link_first {
@@ -48,12 +51,23 @@ struct e2cb_reader {
 	uint64_t entries, inodes, encrypted, data_bytes;
 	char *path;
 	size_t path_size;
-	char **dirs;			/* directories enclosing the entry */
+	/*
+	 * The directories enclosing the entry: each is a prefix of the
+	 * deepest one's path, so that path and their lengths are all that
+	 * is kept (a copy of each would grow with the square of the depth).
+	 */
+	char *dir_path;			/* the deepest; "" for the root */
+	size_t dir_path_size;
+	size_t *dir_len;		/* each one's length in dir_path */
 	size_t ndirs, dirs_size;
 	uint64_t prev_index;		/* the entry before the current one */
 	char *prev_path;
 	struct link_first *linked;	/* inodes a hard link may name */
 	size_t nlinked, linked_size;
+	/* E2CB_READ_HASH: the stream read, and the current entry */
+	EVP_MD_CTX *stream, *entry;
+	char *hash_buf;
+	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];
 	char err[1024];
 };
 
@@ -188,9 +202,45 @@ static int next_tar_header(struct e2cb_reader *r, const char *what)
 	return -1;
 }
 
+/* E2CB_READ_HASH: libarchive reads through us, and we hash it all */
+static la_ssize_t hashed_read(struct archive *a, void *priv,
+			      const void **buf)
+{
+	struct e2cb_reader *r = priv;
+	ssize_t n;
+
+	do
+		n = read(r->fd, r->hash_buf, HASH_BUF_SIZE);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		archive_set_error(a, errno, "%s", strerror(errno));
+		return -1;
+	}
+	if (!EVP_DigestUpdate(r->stream, r->hash_buf, n)) {
+		archive_set_error(a, ENOMEM, "cannot hash the archive");
+		return -1;
+	}
+	*buf = r->hash_buf;
+	return n;
+}
+
+static errcode_t start_hashes(struct e2cb_reader *r)
+{
+	r->stream = EVP_MD_CTX_new();
+	r->entry = EVP_MD_CTX_new();
+	r->hash_buf = malloc(HASH_BUF_SIZE);
+	if (!r->stream || !r->entry || !r->hash_buf ||
+	    !EVP_DigestInit_ex(r->stream, EVP_sha256(), NULL))
+		return EXT2_ET_NO_MEMORY;
+	return 0;
+}
+
+/* @name, or when NULL the descriptor r->fd (standard input by default) */
 static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 {
+	const char *shown = name ? name : "the archive";
 	struct stat st;
+	errcode_t retval;
 	int ret;
 
 	r->a = archive_read_new();
@@ -199,7 +249,7 @@ static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 		return EXT2_ET_NO_MEMORY;
 	archive_read_support_format_tar(r->a);
 	archive_read_support_filter_all(r->a);
-	if (strcmp(name, "-")) {
+	if (name && strcmp(name, "-")) {
 		r->fd = open(name, O_RDONLY | O_CLOEXEC);
 		if (r->fd < 0) {
 			snprintf(r->err, sizeof(r->err), "cannot open %s: %s",
@@ -211,18 +261,27 @@ static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 	if (fstat(r->fd, &st) == 0)
 		r->fd_mode = st.st_mode;
 	if (S_ISDIR(r->fd_mode)) {
-		snprintf(r->err, sizeof(r->err), "cannot open %s: %s", name,
+		snprintf(r->err, sizeof(r->err), "cannot open %s: %s", shown,
 			 strerror(EISDIR));
 		return EXT2_ET_FILE_NOT_FOUND;
 	}
 	r->fd_start = lseek(r->fd, 0, SEEK_CUR);
-	ret = archive_read_open_fd(r->a, r->fd, 65536);
+	if (r->flags & E2CB_READ_HASH) {
+		retval = start_hashes(r);
+		if (retval)
+			return retval;
+		ret = archive_read_open(r->a, r, NULL, hashed_read, NULL);
+	} else {
+		ret = archive_read_open_fd(r->a, r->fd, 65536);
+	}
 	if (ret != ARCHIVE_OK) {
-		snprintf(r->err, sizeof(r->err), "cannot open %s: %s", name,
+		snprintf(r->err, sizeof(r->err), "cannot open %s: %s", shown,
 			 archive_error_string(r->a));
 		return EXT2_ET_FILE_NOT_FOUND;
 	}
+	/* data read around libarchive would not be hashed */
 	r->plain_file = r->fd_start >= 0 && S_ISREG(r->fd_mode) &&
+			!(r->flags & E2CB_READ_HASH) &&
 			archive_filter_count(r->a) == 1 &&
 			archive_filter_code(r->a, 0) == ARCHIVE_FILTER_NONE;
 	return 0;
@@ -263,6 +322,8 @@ static int check_marker_entry(struct e2cb_reader *r, const char *rec)
 	return 0;
 }
 
+static int digest_entry(struct e2cb_reader *r);
+
 static int read_header(struct e2cb_reader *r)
 {
 	const void *v;
@@ -271,6 +332,8 @@ static int read_header(struct e2cb_reader *r)
 	errcode_t err;
 
 	if (next_tar_header(r, "the header"))
+		return -1;
+	if ((r->flags & E2CB_READ_HASH) && digest_entry(r))
 		return -1;
 	v = find_rec(r, E2CB_REC_HEADER, &len, &dup);
 	if (!v || dup)
@@ -292,8 +355,8 @@ static int read_header(struct e2cb_reader *r)
 	return 0;
 }
 
-errcode_t e2cb_reader_open(const char *name, int flags,
-			   struct e2cb_reader **ret)
+static errcode_t reader_start(const char *name, int fd, int flags,
+				struct e2cb_reader **ret)
 {
 	struct e2cb_reader *r;
 	errcode_t retval;
@@ -303,7 +366,7 @@ errcode_t e2cb_reader_open(const char *name, int flags,
 		return EXT2_ET_NO_MEMORY;
 	*ret = r;
 	r->flags = flags;
-	r->fd = 0;
+	r->fd = fd;
 	r->data_done = 1;
 	e2cb_sum_init(&r->sum);
 	retval = open_archive(r, name);
@@ -312,6 +375,57 @@ errcode_t e2cb_reader_open(const char *name, int flags,
 	if (read_header(r))
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	return 0;
+}
+
+errcode_t e2cb_reader_open(const char *name, int flags,
+			   struct e2cb_reader **ret)
+{
+	return reader_start(name, 0, flags, ret);
+}
+
+/*
+ * The archive from @fd's current offset on.  @fd stays the caller's:
+ * a caller that reads an archive twice holds one descriptor, so that
+ * both passes read the same file, whatever is renamed over its name.
+ */
+errcode_t e2cb_reader_open_fd(int fd, int flags, struct e2cb_reader **ret)
+{
+	return reader_start(NULL, fd, flags, ret);
+}
+
+/*
+ * E2CB_READ_HASH: the SHA-256 of all the descriptor holds from where the
+ * reader began, what libarchive read and the rest to its end.  Only
+ * once, when the reader is done.
+ */
+errcode_t e2cb_reader_stream_digest(struct e2cb_reader *r,
+				    uint8_t out[E2CB_STREAM_DIGEST_LEN])
+{
+	unsigned int len;
+	ssize_t n;
+
+	if (!r->stream)
+		return EXT2_ET_INVALID_ARGUMENT;
+	while ((n = read(r->fd, r->hash_buf, HASH_BUF_SIZE)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		if (!EVP_DigestUpdate(r->stream, r->hash_buf, n))
+			return EXT2_ET_NO_MEMORY;
+	}
+	if (!EVP_DigestFinal_ex(r->stream, out, &len))
+		return EXT2_ET_NO_MEMORY;
+	return 0;
+}
+
+/*
+ * E2CB_READ_HASH: a digest of all the current entry's tar header says;
+ * before the first e2cb_reader_next(), the archive header entry's.
+ */
+const uint8_t *e2cb_reader_entry_digest(struct e2cb_reader *r)
+{
+	return r->digest;
 }
 
 /* Read what is left of the current entry's data into the sum. */
@@ -580,7 +694,7 @@ static int check_path_order(struct e2cb_reader *r, struct e2cb_entry *e)
 {
 	const char *slash = strrchr(e->path, '/');
 	size_t plen = slash ? (size_t) (slash - e->path) : 0;
-	const char *top;
+	size_t top;
 
 	if (!strcmp(e->path, ".")) {
 		if (r->ndirs || e->index != 1)
@@ -588,13 +702,12 @@ static int check_path_order(struct e2cb_reader *r, struct e2cb_entry *e)
 		e->depth = 0;
 		return 0;
 	}
+	/* the root's length is 0, and only the root's */
 	while (r->ndirs) {
-		top = r->dirs[r->ndirs - 1];
-		if (slash ? (strlen(top) == plen &&
-			     !memcmp(top, e->path, plen)) :
-		    !strcmp(top, "."))
+		top = r->dir_len[r->ndirs - 1];
+		if (top == plen && !memcmp(r->dir_path, e->path, plen))
 			break;
-		free(r->dirs[--r->ndirs]);
+		r->ndirs--;
 	}
 	if (!r->ndirs)
 		return damage(r, "the entry's directory is not an earlier "
@@ -603,21 +716,30 @@ static int check_path_order(struct e2cb_reader *r, struct e2cb_entry *e)
 	return 0;
 }
 
+/* @path is a child of the deepest open directory, or the root */
 static int push_dir(struct e2cb_reader *r, const char *path)
 {
-	char **d;
+	size_t len = strcmp(path, ".") ? strlen(path) : 0;
+	size_t *d;
+	char *p;
 
 	if (r->ndirs == r->dirs_size) {
-		d = realloc(r->dirs, (r->dirs_size * 2 + 16) * sizeof(*d));
+		d = realloc(r->dir_len, (r->dirs_size * 2 + 16) * sizeof(*d));
 		if (!d)
 			return damage(r, "out of memory");
-		r->dirs = d;
+		r->dir_len = d;
 		r->dirs_size = r->dirs_size * 2 + 16;
 	}
-	r->dirs[r->ndirs] = strdup(path);
-	if (!r->dirs[r->ndirs])
-		return damage(r, "out of memory");
-	r->ndirs++;
+	if (len + 1 > r->dir_path_size) {
+		p = realloc(r->dir_path, len + 1);
+		if (!p)
+			return damage(r, "out of memory");
+		r->dir_path = p;
+		r->dir_path_size = len + 1;
+	}
+	memcpy(r->dir_path, path, len);
+	r->dir_path[len] = 0;
+	r->dir_len[r->ndirs++] = len;
 	return 0;
 }
 
@@ -742,6 +864,73 @@ static int check_consistency(struct e2cb_reader *r, struct e2cb_entry *e)
 	return 0;
 }
 
+static void hash_u64(EVP_MD_CTX *c, uint64_t v)
+{
+	uint8_t b[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		b[i] = v >> (8 * i);
+	EVP_DigestUpdate(c, b, 8);
+}
+
+/* with its length, so that no two sequences of fields hash alike */
+static void hash_bytes(EVP_MD_CTX *c, const void *p, size_t len)
+{
+	hash_u64(c, p ? len : ~0ULL);
+	if (p)
+		EVP_DigestUpdate(c, p, len);
+}
+
+static void hash_str(EVP_MD_CTX *c, const char *s)
+{
+	hash_bytes(c, s, s ? strlen(s) : 0);
+}
+
+/*
+ * Everything of the tar header that any check or write may rest on:
+ * its fields, every record, the sparse map.  A caller compares it with
+ * the digest of the same entry in an earlier pass before acting on it.
+ */
+static int digest_entry(struct e2cb_reader *r)
+{
+	EVP_MD_CTX *c = r->entry;
+	struct archive_entry *ae = r->ae;
+	uint8_t md[EVP_MAX_MD_SIZE];
+	const char *n;
+	const void *v;
+	size_t s;
+	la_int64_t off, len;
+	unsigned int mdlen;
+
+	if (!EVP_DigestInit_ex(c, EVP_sha256(), NULL))
+		return damage(r, "out of memory");
+	hash_str(c, archive_entry_pathname(ae));
+	hash_str(c, archive_entry_hardlink(ae));
+	hash_str(c, archive_entry_symlink(ae));
+	hash_u64(c, archive_entry_mode(ae));
+	hash_u64(c, archive_entry_size(ae));
+	hash_u64(c, archive_entry_uid(ae));
+	hash_u64(c, archive_entry_gid(ae));
+	hash_u64(c, archive_entry_mtime(ae));
+	hash_u64(c, archive_entry_rdevmajor(ae));
+	hash_u64(c, archive_entry_rdevminor(ae));
+	hash_u64(c, archive_entry_xattr_reset(ae));
+	while (archive_entry_xattr_next(ae, &n, &v, &s) == ARCHIVE_OK) {
+		hash_str(c, n);
+		hash_bytes(c, v, s);
+	}
+	hash_u64(c, archive_entry_sparse_reset(ae));
+	while (archive_entry_sparse_next(ae, &off, &len) == ARCHIVE_OK) {
+		hash_u64(c, off);
+		hash_u64(c, len);
+	}
+	if (!EVP_DigestFinal_ex(c, md, &mdlen))
+		return damage(r, "out of memory");
+	memcpy(r->digest, md, sizeof(r->digest));
+	return 0;
+}
+
 int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 {
 	struct e2cb_entry *e = &r->cur;
@@ -756,6 +945,8 @@ int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 	if (next_tar_header(r, "an entry or the trailer"))
 		return -1;
 	if (normalize_path(r, archive_entry_pathname(r->ae)))
+		return -1;
+	if ((r->flags & E2CB_READ_HASH) && digest_entry(r))
 		return -1;
 	e->path = r->path;
 	v = find_rec(r, E2CB_REC_TRAILER, &len, &dup);
@@ -980,13 +1171,15 @@ void e2cb_reader_close(struct e2cb_reader *r)
 		archive_read_free(r->a);
 	close_archive_fd(r);
 	free(r->map);
-	while (r->ndirs)
-		free(r->dirs[--r->ndirs]);
-	free(r->dirs);
+	free(r->dir_len);
+	free(r->dir_path);
 	for (i = 0; i < r->linked_size; i++)
 		free(r->linked[i].path);
 	free(r->linked);
 	free(r->prev_path);
 	free(r->path);
+	EVP_MD_CTX_free(r->stream);
+	EVP_MD_CTX_free(r->entry);
+	free(r->hash_buf);
 	free(r);
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 
@@ -44,16 +45,69 @@ struct ino_map {
 	size_t count, size;
 };
 
+/* The policy part of a context: all but the nonce */
+#define POLICY_MAX	24
+
+/* An open directory of pass one, by depth */
+struct plan_dir {
+	uint64_t id;			/* its entry's number */
+	uint8_t policy[POLICY_MAX];
+	size_t policy_len;		/* 0: unencrypted */
+};
+
+/* An inode with several names: what its hard links must agree with */
+struct link_info {
+	ext2_ino_t ino;			/* in the archive; 0: free slot */
+	ext2_ino_t to;			/* in the target */
+	uint32_t mode;
+	uint32_t names;			/* seen so far */
+	uint8_t policy[POLICY_MAX];
+	size_t policy_len;
+};
+
+struct link_table {
+	struct link_info *slot;
+	size_t size, count;		/* size: a power of 2 */
+};
+
+/* Names seen, as (directory, name) hashes; 0 is a free slot */
+struct name_set {
+	uint64_t *slot;
+	size_t size, count;
+};
+
 /* What pass one learns about the archive and asks of the target */
 struct plan {
 	uint64_t entries, inodes, blocks, dirs, name_bytes;
 	int has_encrypted, has_encrypted_data, has_lblk_policy;
 	int has_casefold;
+	int has_v1;			/* e4crypt's passphrase keys are v1 */
 	int root_encrypted;
+	uint32_t lf_mode;		/* a top-level "lost+found" entry */
+	ext2_ino_t lf_ino;
+	int lf_encrypted;
 	uint32_t block_size;		/* the archive's */
+	int64_t time_min, time_max;	/* of the inodes' timestamps */
 	struct ino_map fixed;		/* inode numbers that must be kept */
 	struct ext4_encrypted_name *top;	/* names directly at PATH */
 	size_t ntop, top_size;
+	struct ext4_encrypted_name *lf;	/* names in that lost+found */
+	size_t nlf, lf_size;
+	struct e2cb_header hdr;
+	/* what was checked, for the writing pass to match */
+	uint8_t hdr_digest[E2CB_ENTRY_DIGEST_LEN];
+	uint8_t (*digest)[E2CB_ENTRY_DIGEST_LEN];	/* each entry's */
+	size_t digest_size;
+	uint8_t stream[E2CB_STREAM_DIGEST_LEN];
+	/* for the checks of each entry against its directory */
+	struct plan_dir *open_dirs;
+	size_t open_dirs_size;
+	struct name_set names;
+	struct link_table linked;
+	/* for the target's checks */
+	uint64_t max_size;		/* of a regular file, or its data */
+	uint64_t max_symlink;
+	size_t max_xattr, max_xattrs;	/* in-block bytes: one, all */
 };
 
 /*
@@ -64,6 +118,11 @@ struct plan {
  * checksum) and write each block on its own.
  */
 #define FILL_STAGE_SIZE	(1U << 20)
+
+/* The seconds an inode holds: ext4's s_time_min and s_time_max */
+#define TIME_MIN		((int64_t) INT32_MIN)
+#define TIME_MAX_SMALL		((int64_t) INT32_MAX)
+#define TIME_MAX_EXTRA		(((int64_t) 1 << 34) - 1 + INT32_MIN)
 
 struct fill {
 	ext2_ino_t ino;
@@ -80,6 +139,7 @@ struct fill {
 struct restore {
 	const struct e2cb_restore_opts *opts;
 	const char *shown;		/* the archive, for messages */
+	int archive_fd;			/* every pass reads this one */
 	ext2_filsys fs;
 	struct e2cb_reader *r;
 	struct plan plan;
@@ -88,9 +148,10 @@ struct restore {
 	int lost_found_merge;
 	struct dir_frame *stack;
 	size_t depth, stack_size;
-	struct ino_map links;
 	struct fill fill;		/* regular file being filled */
 	uint64_t done_entries, done_bytes;
+	unsigned int nlink_overflows;	/* directories counted as 1 */
+	unsigned int unindexed;		/* no index would fit */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -163,16 +224,6 @@ static errcode_t map_add(struct ino_map *m, ext2_ino_t from, ext2_ino_t to)
 	return 0;
 }
 
-static ext2_ino_t map_find(const struct ino_map *m, ext2_ino_t from)
-{
-	size_t i;
-
-	for (i = m->count; i-- > 0; )
-		if (m->from[i] == from)
-			return m->to[i];
-	return 0;
-}
-
 static void map_free(struct ino_map *m)
 {
 	free(m->from);
@@ -235,11 +286,405 @@ static errcode_t count_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
 	return 0;
 }
 
+static int refuse(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: refusing to restore: ", program_name);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return E2CB_EXIT_ERROR;
+}
+
+/*
+ * The root maps onto a directory (the target's root, or PATH): an
+ * archive of a single file, or one forged to look so, would change
+ * that directory's type.
+ */
+static int check_root_entry(const struct e2cb_entry *e)
+{
+	char msg[120];
+
+	if (LINUX_S_ISDIR(e->rec.mode))
+		return 0;
+	snprintf(msg, sizeof(msg), "the archive's root is not a directory "
+		 "(mode 0%o); only a directory tree can be restored",
+		 e->rec.mode);
+	return refuse("%s", msg);
+}
+
+static int refuse_entry(const struct e2cb_entry *e, const char *why)
+{
+	fprintf(stderr, "%s: refusing to restore: entry %llu (%s): %s\n",
+		program_name, (unsigned long long) e->index, e->path, why);
+	return E2CB_EXIT_ERROR;
+}
+
+/* splitmix64's finalizer: table slots from keys that may be sequential */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/*
+ * A name in a directory, as a key: FNV-1a over the raw bytes, which may
+ * be ciphertext.  Two names that hash alike only make restore refuse.
+ */
+static uint64_t name_key(uint64_t dir, const uint8_t *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ mix64(dir);
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ name[i]) * 0x100000001b3ULL;
+	return h | 1;
+}
+
+static int name_set_has(const struct name_set *set, uint64_t key)
+{
+	size_t i;
+
+	if (!set->size)
+		return 0;
+	for (i = mix64(key) & (set->size - 1); set->slot[i];
+	     i = (i + 1) & (set->size - 1))
+		if (set->slot[i] == key)
+			return 1;
+	return 0;
+}
+
+/* Add @key to @set; 1 if it was there already, -1 out of memory */
+static int name_set_add(struct name_set *set, uint64_t key)
+{
+	uint64_t *old = set->slot;
+	size_t old_size = set->size, i, j;
+
+	if ((set->count + 1) * 2 > set->size) {
+		set->size = old_size ? old_size * 2 : 1024;
+		set->slot = calloc(set->size, sizeof(*set->slot));
+		if (!set->slot) {
+			set->slot = old;
+			set->size = old_size;
+			return -1;
+		}
+		for (j = 0; j < old_size; j++) {
+			if (!old[j])
+				continue;
+			for (i = mix64(old[j]) & (set->size - 1); set->slot[i];
+			     i = (i + 1) & (set->size - 1))
+				;
+			set->slot[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = mix64(key) & (set->size - 1); set->slot[i];
+	     i = (i + 1) & (set->size - 1))
+		if (set->slot[i] == key)
+			return 1;
+	set->slot[i] = key;
+	set->count++;
+	return 0;
+}
+
+static struct link_info *link_find(const struct link_table *t,
+				   ext2_ino_t ino)
+{
+	size_t i;
+
+	if (!t->size)
+		return NULL;
+	for (i = mix64(ino) & (t->size - 1); t->slot[i].ino;
+	     i = (i + 1) & (t->size - 1))
+		if (t->slot[i].ino == ino)
+			return &t->slot[i];
+	return NULL;
+}
+
+static struct link_info *link_slot(struct link_info *slot, size_t size,
+				   ext2_ino_t ino)
+{
+	size_t i;
+
+	for (i = mix64(ino) & (size - 1); slot[i].ino && slot[i].ino != ino;
+	     i = (i + 1) & (size - 1))
+		;
+	return &slot[i];
+}
+
+/* @l into @t (replacing an entry of its inode); EXT2_ET_NO_MEMORY */
+static errcode_t link_add(struct link_table *t, const struct link_info *l)
+{
+	struct link_info *old = t->slot, *s;
+	size_t old_size = t->size, j;
+
+	if ((t->count + 1) * 2 > t->size) {
+		t->size = old_size ? old_size * 2 : 1024;
+		t->slot = calloc(t->size, sizeof(*t->slot));
+		if (!t->slot) {
+			t->slot = old;
+			t->size = old_size;
+			return EXT2_ET_NO_MEMORY;
+		}
+		for (j = 0; j < old_size; j++)
+			if (old[j].ino)
+				*link_slot(t->slot, t->size, old[j].ino) =
+					old[j];
+		free(old);
+	}
+	s = link_slot(t->slot, t->size, l->ino);
+	if (!s->ino)
+		t->count++;
+	*s = *l;
+	return 0;
+}
+
+/*
+ * A context's policy: what fscrypt_has_permitted_context() wants equal
+ * between a directory and its children (all but the nonce).
+ */
+static size_t ctx_policy(const uint8_t *ctx, size_t len, uint8_t *policy)
+{
+	size_t n = 0;
+
+	if (ctx && len == FSCRYPT_CONTEXT_V1_SIZE &&
+	    ctx[0] == FSCRYPT_CONTEXT_V1)
+		n = 12;
+	else if (ctx && len == FSCRYPT_CONTEXT_V2_SIZE &&
+		 ctx[0] == FSCRYPT_CONTEXT_V2)
+		n = 24;
+	else if (ctx)
+		n = len < POLICY_MAX ? len : POLICY_MAX;
+	if (n)
+		memcpy(policy, ctx, n);
+	return n;
+}
+
+static int same_policy(const uint8_t *a, size_t alen, const uint8_t *b,
+		       size_t blen)
+{
+	return alen == blen && !memcmp(a, b, alen);
+}
+
+/* The kernel encrypts regular files, directories and symlinks only */
+static int encryptable(uint32_t mode)
+{
+	return LINUX_S_ISREG(mode) || LINUX_S_ISDIR(mode) ||
+	       LINUX_S_ISLNK(mode);
+}
+
+/* Open directory @e at its depth, for the entries below it */
+static int push_plan_dir(struct restore *rs, const struct e2cb_entry *e)
+{
+	struct plan *p = &rs->plan;
+	struct plan_dir *d;
+
+	if (e2cb_grow((void **) &p->open_dirs, &p->open_dirs_size, e->depth,
+		       sizeof(*p->open_dirs)))
+		return -1;
+	d = &p->open_dirs[e->depth];
+	d->id = e->index;
+	d->policy_len = ctx_policy(e->ctx, e->ctx_len, d->policy);
+	return 0;
+}
+
+/*
+ * An entry must fit its directory: a raw name (and a policy like the
+ * directory's, for what the kernel encrypts) in an encrypted one, a
+ * plain name in another, and a name no other entry there has.
+ */
+static int check_place(struct restore *rs, const struct e2cb_entry *e)
+{
+	const struct plan_dir *dir = &rs->plan.open_dirs[e->depth - 1];
+	struct ext4_encrypted_name n;
+	uint8_t policy[POLICY_MAX];
+	size_t len;
+	int named = !!(e->rec.rflags & E2CB_IF_NAME);
+
+	if (dir->policy_len && !named)
+		return refuse_entry(e, "no name record in an encrypted "
+				    "directory");
+	if (!dir->policy_len && named)
+		return refuse_entry(e, "a name record in an unencrypted "
+				    "directory");
+	entry_name(e, &n);
+	/* ciphertext names are padded to 16 bytes at least */
+	if (named && n.name_len < 16)
+		return refuse_entry(e, "a raw name shorter than 16 bytes in "
+				    "an encrypted directory");
+	len = ctx_policy(e->ctx, e->ctx_len, policy);
+	if (dir->policy_len && !(e->rec.rflags & E2CB_IF_HARDLINK) &&
+	    encryptable(e->rec.mode) &&
+	    !same_policy(dir->policy, dir->policy_len, policy, len))
+		return refuse_entry(e, "its encryption policy is not its "
+				    "directory's");
+	switch (name_set_add(&rs->plan.names,
+			     name_key(dir->id, n.name, n.name_len))) {
+	case 0:
+		return 0;
+	case 1:
+		return refuse_entry(e, "its directory holds an entry of that "
+				    "name already");
+	}
+	com_err(program_name, EXT2_ET_NO_MEMORY, "while checking names");
+	return E2CB_EXIT_ERROR;
+}
+
+/* A hard link: its inode's type, its directory's policy, 65000 names */
+static int check_link(struct restore *rs, const struct e2cb_entry *e)
+{
+	const struct plan_dir *dir = &rs->plan.open_dirs[e->depth - 1];
+	struct link_info *l = link_find(&rs->plan.linked, e->rec.ino);
+
+	if (!l)
+		return refuse_entry(e, "a hard link to no earlier inode");
+	if ((l->mode ^ e->rec.mode) & LINUX_S_IFMT)
+		return refuse_entry(e, "a hard link whose type is not its "
+				    "inode's");
+	if (dir->policy_len && encryptable(l->mode) &&
+	    !same_policy(dir->policy, dir->policy_len, l->policy,
+			 l->policy_len))
+		return refuse_entry(e, "a hard link to an inode whose "
+				    "encryption policy is not its "
+				    "directory's");
+	if (++l->names > EXT2_LINK_MAX)
+		return refuse_entry(e, "more hard links to one inode than "
+				    "ext4 counts");
+	return 0;
+}
+
+/* The in-block bytes of one attribute, summed by sum_xattr */
+static int sum_xattr(int index EXT2FS_ATTR((unused)),
+		     const char *name EXT2FS_ATTR((unused)), size_t name_len,
+		     const void *value EXT2FS_ATTR((unused)),
+		     size_t value_len, void *priv)
+{
+	size_t *sizes = priv, n;
+
+	n = EXT2_EXT_ATTR_LEN(name_len) + EXT2_EXT_ATTR_SIZE(value_len);
+	if (n > sizes[0])
+		sizes[0] = n;
+	sizes[1] += n;
+	return 0;
+}
+
+/* What the target must hold: sizes, symlinks, attributes */
+static int note_sizes(struct plan *p, const struct e2cb_entry *e)
+{
+	uint64_t bs = p->block_size, size = e->rec.size;
+	size_t sizes[2] = { 0, 0 };
+
+	if (LINUX_S_ISREG(e->rec.mode)) {
+		/* the data holds whole blocks; a verity tree lies past */
+		if (!(e->rec.iflags & EXT4_VERITY_FL) &&
+		    e->tar_size > (size + bs - 1) / bs * bs)
+			return refuse_entry(e, "data beyond its size");
+		if (size > p->max_size)
+			p->max_size = size;
+		if (e->tar_size > p->max_size)
+			p->max_size = e->tar_size;
+	}
+	if (LINUX_S_ISLNK(e->rec.mode)) {
+		if (!e->ctx && (!e->linkname ||
+				strlen(e->linkname) != size))
+			return refuse_entry(e, "a symlink whose size is not "
+					    "its target's length");
+		if (size > p->max_symlink)
+			p->max_symlink = size;
+	}
+	if (e->ctx)
+		sum_xattr(0, "c", 1, e->ctx, e->ctx_len, sizes);
+	if (e->xattrs)
+		e2cb_xattr_rec_iterate(e->xattrs, e->xattrs_len, sum_xattr,
+				       sizes);
+	if (sizes[0] > p->max_xattr)
+		p->max_xattr = sizes[0];
+	if (sizes[1] > p->max_xattrs)
+		p->max_xattrs = sizes[1];
+	return 0;
+}
+
+/*
+ * Everything about one entry that the first pass can know, so that the
+ * writing pass never fails on it.
+ */
+static int check_entry(struct restore *rs, const struct e2cb_entry *e)
+{
+	struct link_info l;
+	int ret = 0;
+
+	if (e->depth)
+		ret = check_place(rs, e);
+	if (!ret && (e->rec.rflags & E2CB_IF_HARDLINK))
+		return check_link(rs, e);
+	if (!ret)
+		ret = note_sizes(&rs->plan, e);
+	if (ret)
+		return ret;
+	if (LINUX_S_ISDIR(e->rec.mode) && push_plan_dir(rs, e))
+		goto nomem;
+	if (e->rec.links_count > 1 && !LINUX_S_ISDIR(e->rec.mode)) {
+		memset(&l, 0, sizeof(l));
+		l.ino = e->rec.ino;
+		l.mode = e->rec.mode;
+		l.names = 1;
+		l.policy_len = ctx_policy(e->ctx, e->ctx_len, l.policy);
+		if (link_add(&rs->plan.linked, &l))
+			goto nomem;
+	}
+	return 0;
+nomem:
+	com_err(program_name, EXT2_ET_NO_MEMORY, "while checking %s",
+		e->path);
+	return E2CB_EXIT_ERROR;
+}
+
+/*
+ * Each pass reads the one descriptor from its start, hashing what it
+ * reads: the writing pass acts only on what the first pass checked.
+ */
+static errcode_t open_reader(struct restore *rs, struct e2cb_reader **r)
+{
+	errcode_t retval;
+
+	*r = NULL;
+	if (lseek(rs->archive_fd, 0, SEEK_SET) < 0) {
+		retval = errno;
+		com_err(program_name, retval, "while rewinding %s",
+			rs->shown);
+		return retval;
+	}
+	retval = e2cb_reader_open_fd(rs->archive_fd,
+				     E2CB_READ_DATA | E2CB_READ_HASH, r);
+	if (retval)
+		fprintf(stderr, "%s: %s: %s\n", program_name, rs->shown,
+			e2cb_reader_error(*r));
+	return retval;
+}
+
 /*
  * Pass one: read and check the whole archive, and total what the
  * restore will need.  Nothing is written.
  */
-static int plan_restore(struct restore *rs, const char *archive)
+static void note_time(struct plan *p, const struct e2cb_time *t)
+{
+	if (t->sec < p->time_min)
+		p->time_min = t->sec;
+	if (t->sec > p->time_max)
+		p->time_max = t->sec;
+}
+
+static void note_times(struct plan *p, const struct e2cb_inode_rec *r)
+{
+	note_time(p, &r->atime);
+	note_time(p, &r->mtime);
+	note_time(p, &r->ctime);
+	if (r->rflags & E2CB_IF_CRTIME)
+		note_time(p, &r->crtime);
+}
+
+static int plan_restore(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
 	struct e2cb_reader *r = NULL;
@@ -247,19 +692,34 @@ static int plan_restore(struct restore *rs, const char *archive)
 	errcode_t retval;
 	int ret;
 
-	retval = e2cb_reader_open(archive, E2CB_READ_DATA, &r);
+	retval = open_reader(rs, &r);
 	if (retval) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, rs->shown,
-			e2cb_reader_error(r));
 		e2cb_reader_close(r);
 		return retval == EXT2_ET_CRYPT_BAD_BLOB ? E2CB_EXIT_DAMAGED :
 			E2CB_EXIT_ERROR;
 	}
-	p->block_size = e2cb_reader_header(r)->block_size;
+	p->hdr = *e2cb_reader_header(r);
+	memcpy(p->hdr_digest, e2cb_reader_entry_digest(r),
+	       sizeof(p->hdr_digest));
+	p->block_size = p->hdr.block_size;
+	p->time_min = INT64_MAX;
+	p->time_max = INT64_MIN;
 	while ((ret = e2cb_reader_next(r, &e)) == 0) {
 		if (stop_signal)
 			break;
+		if (e2cb_grow((void **) &p->digest, &p->digest_size,
+			       p->entries, sizeof(*p->digest)))
+			goto nomem;
+		memcpy(p->digest[p->entries], e2cb_reader_entry_digest(r),
+		       sizeof(*p->digest));
 		p->entries++;
+		ret = strcmp(e->path, ".") ? 0 : check_root_entry(e);
+		if (!ret)
+			ret = check_entry(rs, e);
+		if (ret) {
+			e2cb_reader_close(r);
+			return ret;
+		}
 		if (!strcmp(e->path, ".")) {
 			p->root_encrypted = !!e->ctx;
 		} else if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
@@ -271,6 +731,8 @@ static int plan_restore(struct restore *rs, const char *archive)
 				p->has_encrypted_data = 1;
 			if (policy_ties_ino(e->ctx, e->ctx_len))
 				p->has_lblk_policy = 1;
+			if (e->ctx[0] == FSCRYPT_CONTEXT_V1)
+				p->has_v1 = 1;
 		}
 		if (strcmp(e->path, ".") &&
 		    !(e->rec.rflags & E2CB_IF_HARDLINK) &&
@@ -280,6 +742,7 @@ static int plan_restore(struct restore *rs, const char *archive)
 			goto nomem;
 		if (e->rec.iflags & EXT4_CASEFOLD_FL)
 			p->has_casefold = 1;
+		note_times(p, &e->rec);
 		if (LINUX_S_ISDIR(e->rec.mode) ||
 		    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
 			p->blocks++;
@@ -288,11 +751,25 @@ static int plan_restore(struct restore *rs, const char *archive)
 		p->name_bytes += ext2fs_dir_rec_len(e->rec.rflags &
 				E2CB_IF_NAME ? e->name.name_len :
 				strlen(last_component(e->path)) & 0xff, 1);
+		if (is_top_level(e->path) &&
+		    !(e->rec.rflags & E2CB_IF_NAME) &&
+		    !strcmp(e->path, "lost+found")) {
+			p->lf_mode = e->rec.mode;
+			p->lf_ino = e->rec.ino;
+			p->lf_encrypted = !!e->ctx;
+		}
 		if (is_top_level(e->path)) {
 			if (e2cb_grow((void **) &p->top, &p->top_size,
 				       p->ntop, sizeof(*p->top)))
 				goto nomem;
 			entry_name(e, &p->top[p->ntop++]);
+		}
+		if (e->depth == 2 && !(e->rec.rflags & E2CB_IF_NAME) &&
+		    !strncmp(e->path, "lost+found/", 11)) {
+			if (e2cb_grow((void **) &p->lf, &p->lf_size, p->nlf,
+				       sizeof(*p->lf)))
+				goto nomem;
+			entry_name(e, &p->lf[p->nlf++]);
 		}
 		if (e2cb_reader_data(r, count_data, p)) {
 			ret = -1;
@@ -309,20 +786,17 @@ static int plan_restore(struct restore *rs, const char *archive)
 		e2cb_reader_close(r);
 		return E2CB_EXIT_DAMAGED;
 	}
+	retval = e2cb_reader_stream_digest(r, p->stream);
 	e2cb_reader_close(r);
+	if (retval) {
+		com_err(program_name, retval, "while reading %s", rs->shown);
+		return E2CB_EXIT_ERROR;
+	}
 	return 0;
 nomem:
 	com_err(program_name, EXT2_ET_NO_MEMORY, "while reading %s",
-		archive);
+		rs->shown);
 	e2cb_reader_close(r);
-	return E2CB_EXIT_ERROR;
-}
-
-static int refuse(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "%s: refusing to restore: ", program_name);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
 	return E2CB_EXIT_ERROR;
 }
 
@@ -394,37 +868,150 @@ static int check_uuid(struct restore *rs, const struct e2cb_header *h)
 	return 0;
 }
 
+static int cmp_ino(const void *a, const void *b)
+{
+	ext2_ino_t x = *(const ext2_ino_t *) a, y = *(const ext2_ino_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Why inode @sorted[i] cannot be kept, or NULL */
+static const char *ino_unfit(ext2_filsys fs, const ext2_ino_t *sorted,
+			     size_t i)
+{
+	ext2_ino_t ino = sorted[i];
+
+	if (i && sorted[i - 1] == ino)
+		return "belongs to two entries of the archive";
+	if (ino < EXT2_FIRST_INODE(fs->super))
+		return "is reserved in the target";
+	if (ino > fs->super->s_inodes_count)
+		return "is beyond the target's last inode";
+	if (ext2fs_test_inode_bitmap2(fs->inode_map, ino))
+		return "is in use in the target";
+	return NULL;
+}
+
+/*
+ * The inode numbers to keep must be distinct and free.  A lost+found
+ * merged into the target's own keeps the target's number (it is among
+ * them only by --keep-inode-numbers: it is never encrypted then).
+ */
 static int check_inodes_free(struct restore *rs)
 {
-	ext2_filsys fs = rs->fs;
-	struct ino_map *m = &rs->plan.fixed;
-	char msg[160];
-	size_t i;
+	struct plan *p = &rs->plan;
+	ext2_ino_t *sorted;
+	const char *why = NULL;
+	char msg[200];
+	size_t i, n = 0;
+	int skip_lf = rs->lost_found_merge && rs->opts->keep_ino;
 
-	for (i = 0; i < m->count; i++) {
-		ext2_ino_t ino = m->from[i];
-
-		if (ino < EXT2_FIRST_INODE(fs->super) ||
-		    ino > fs->super->s_inodes_count ||
-		    ext2fs_test_inode_bitmap2(fs->inode_map, ino)) {
-			snprintf(msg, sizeof(msg), "inode %u, which an "
-				 "IV_INO_LBLK policy ties its encryption to, "
-				 "is in use or out of range in the target",
-				 ino);
-			return refuse("%s", msg);
-		}
+	if (!rs->opts->keep_ino && !p->has_lblk_policy)
+		return 0;
+	sorted = malloc((p->fixed.count + 1) * sizeof(*sorted));
+	if (!sorted) {
+		com_err(program_name, EXT2_ET_NO_MEMORY, "while checking "
+			"inode numbers");
+		return E2CB_EXIT_ERROR;
 	}
+	for (i = 0; i < p->fixed.count; i++) {
+		if (skip_lf && p->fixed.from[i] == p->lf_ino) {
+			skip_lf = 0;
+			continue;
+		}
+		sorted[n++] = p->fixed.from[i];
+	}
+	qsort(sorted, n, sizeof(*sorted), cmp_ino);
+	for (i = 0; i < n && !why; i++)
+		why = ino_unfit(rs->fs, sorted, i);
+	if (why)
+		snprintf(msg, sizeof(msg), "inode %u, which %s, %s",
+			 sorted[i - 1], rs->opts->keep_ino ?
+			 "--keep-inode-numbers keeps" :
+			 "an IV_INO_LBLK policy ties its encryption to", why);
+	free(sorted);
+	return why ? refuse("%s", msg) : 0;
+}
+
+/*
+ * e4crypt derives a v1 key from a passphrase and the salt in the
+ * superblock: the archive's v1 files want the archive's salt.  A target
+ * without a salt takes it (adjust_features); one with its own keeps it
+ * only when asked, its own passphrase keys depending on it.
+ */
+static int check_salt(struct restore *rs, const struct e2cb_header *h)
+{
+	const uint8_t *have = rs->fs->super->s_encrypt_pw_salt;
+	char want[E2CB_SALT_STRLEN], cur[E2CB_SALT_STRLEN];
+
+	if (!rs->plan.has_v1 || rs->opts->keep_pw_salt ||
+	    !e2cb_salt_string(h->encrypt_pw_salt, want) ||
+	    !e2cb_salt_string(have, cur) ||
+	    !memcmp(have, h->encrypt_pw_salt, 16))
+		return 0;
+	fprintf(stderr, "%s: refusing to restore: e4crypt derives the "
+		"passphrase keys of the archive's v1-encrypted files with "
+		"salt %s, and %s has salt %s.  Use --keep-pw-salt to keep "
+		"the target's salt; \"e4crypt add_key -S %s\" then derives "
+		"the archive's keys.\n", program_name, want, rs->opts->device,
+		cur, want);
+	return E2CB_EXIT_ERROR;
+}
+
+/*
+ * Sizes the target's block size bounds: a file (extents map 2^32
+ * blocks), a symlink (one block), extended attributes (one block, and
+ * what the inode holds past its fixed fields).
+ */
+static int check_fit(struct restore *rs)
+{
+	ext2_filsys fs = rs->fs;
+	struct plan *p = &rs->plan;
+	uint64_t max_file = ((uint64_t) fs->blocksize << 32) - 1;
+	size_t block = fs->blocksize - sizeof(struct ext2_ext_attr_header) -
+		       sizeof(__u32);
+	size_t inode = EXT2_INODE_SIZE(fs->super) > EXT2_GOOD_OLD_INODE_SIZE +
+		       36 ? EXT2_INODE_SIZE(fs->super) -
+		       EXT2_GOOD_OLD_INODE_SIZE - 36 : 0;
+
+	if (p->max_size > max_file)
+		return refuse("the archive holds a file larger than %s's "
+			      "blocks can map", rs->opts->device);
+	if (p->max_symlink >= fs->blocksize)
+		return refuse("the archive holds a symlink longer than %s's "
+			      "block", rs->opts->device);
+	if (p->max_xattr > (block > inode ? block : inode) ||
+	    p->max_xattrs > block + inode)
+		return refuse("the archive holds extended attributes larger "
+			      "than %s's block and inode hold",
+			      rs->opts->device);
 	return 0;
 }
 
 /* Everything the target must offer, checked before the first write. */
+/* Times the target's inodes cannot hold: said before the first write */
+static void warn_times(struct restore *rs)
+{
+	int extra = EXT2_INODE_SIZE(rs->fs->super) > EXT2_GOOD_OLD_INODE_SIZE;
+	int64_t max = extra ? TIME_MAX_EXTRA : TIME_MAX_SMALL;
+	const struct plan *p = &rs->plan;
+
+	if (p->time_min >= TIME_MIN && p->time_max <= max)
+		return;
+	fprintf(stderr, "%s: the archive holds times from %lld to %lld "
+		"seconds since 1970; the target's %u-byte inodes hold %lld "
+		"to %lld: the others are clamped, as the kernel clamps "
+		"them\n", program_name, (long long) p->time_min,
+		(long long) p->time_max, EXT2_INODE_SIZE(rs->fs->super),
+		(long long) TIME_MIN, (long long) max);
+}
+
 static int preflight(struct restore *rs, const struct e2cb_header *h)
 {
 	ext2_filsys fs = rs->fs;
 	struct plan *p = &rs->plan;
 	uint64_t blocks_needed;
 	char msg[200];
-	int ret;
 
 	if (!ext2fs_has_feature_extents(fs->super))
 		return refuse("%s is not ext4 (no extents feature)",
@@ -469,33 +1056,28 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 			 fs->super->s_free_inodes_count);
 		return refuse("%s", msg);
 	}
-	ret = check_uuid(rs, h);
-	if (!ret && (rs->opts->keep_ino || p->has_lblk_policy))
-		ret = check_inodes_free(rs);
-	return ret;
+	if (check_fit(rs) || check_uuid(rs, h) || check_salt(rs, h))
+		return E2CB_EXIT_ERROR;
+	warn_times(rs);
+	return 0;
 }
 
-static int mode_to_ft(uint32_t mode)
-{
-	switch (mode & LINUX_S_IFMT) {
-	case LINUX_S_IFREG: return EXT2_FT_REG_FILE;
-	case LINUX_S_IFDIR: return EXT2_FT_DIR;
-	case LINUX_S_IFCHR: return EXT2_FT_CHRDEV;
-	case LINUX_S_IFBLK: return EXT2_FT_BLKDEV;
-	case LINUX_S_IFIFO: return EXT2_FT_FIFO;
-	case LINUX_S_IFSOCK: return EXT2_FT_SOCK;
-	case LINUX_S_IFLNK: return EXT2_FT_SYMLINK;
-	}
-	return EXT2_FT_UNKNOWN;
-}
-
+/* Out of range, a time is clamped, as the kernel clamps it on setting */
 static void set_time(__u32 *sec, __u32 *extra, const struct e2cb_time *t,
 		     int has_extra)
 {
-	*sec = (__u32) t->sec;
+	int64_t max = has_extra ? TIME_MAX_EXTRA : TIME_MAX_SMALL;
+	int64_t s = t->sec;
+	uint32_t ns = t->nsec;
+
+	if (s < TIME_MIN || s > max) {
+		s = s < TIME_MIN ? TIME_MIN : max;
+		ns = 0;
+	}
+	*sec = (__u32) s;
 	if (has_extra)
-		*extra = ((t->nsec & 0x3fffffff) << 2) |
-			 ((uint64_t) (t->sec - (__s32) t->sec) >> 32 & 3);
+		*extra = ((ns & 0x3fffffff) << 2) |
+			 ((uint64_t) (s - (__s32) s) >> 32 & 3);
 }
 
 /* Owner, mode, times, flags and project id from the archive */
@@ -975,6 +1557,28 @@ static struct dir_frame *find_parent(struct restore *rs,
 	return &rs->stack[e->depth - 1];
 }
 
+/*
+ * Directories deeper than @depth have all their entries: index the
+ * large ones as the kernel would have, since appending left them
+ * linear.  One too large for an index, or with no room left for one,
+ * stays linear, as valid.
+ */
+static errcode_t close_dirs(struct restore *rs, unsigned int depth)
+{
+	errcode_t retval = 0;
+
+	while (rs->depth > depth && !retval) {
+		retval = ext2fs_dx_index_dir(rs->fs,
+					     rs->stack[--rs->depth].ino);
+		if (retval == EXT2_ET_DIR_NO_SPACE ||
+		    retval == EXT2_ET_BLOCK_ALLOC_FAIL) {
+			rs->unindexed++;
+			retval = 0;
+		}
+	}
+	return retval;
+}
+
 static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
 {
 	struct dir_frame *f;
@@ -1003,17 +1607,56 @@ static errcode_t bump_links(ext2_filsys fs, ext2_ino_t ino)
 	return ext2fs_write_inode(fs, ino, &inode);
 }
 
+/*
+ * A new subdirectory's ".." links its parent.  Past EXT2_LINK_MAX the
+ * count means nothing, and the kernel and e2fsck keep it at 1, which
+ * the dir_nlink feature allows.
+ */
+static errcode_t bump_dir_links(struct restore *rs, ext2_ino_t dir)
+{
+	ext2_filsys fs = rs->fs;
+	struct ext2_inode inode;
+	errcode_t retval;
+
+	retval = ext2fs_read_inode(fs, dir, &inode);
+	if (retval)
+		return retval;
+	if (inode.i_links_count == 1 ||
+	    inode.i_links_count >= EXT2_LINK_MAX) {
+		if (inode.i_links_count != 1)
+			rs->nlink_overflows++;
+		inode.i_links_count = 1;
+		if (!ext2fs_has_feature_dir_nlink(fs->super)) {
+			ext2fs_set_feature_dir_nlink(fs->super);
+			ext2fs_mark_super_dirty(fs);
+		}
+	} else {
+		inode.i_links_count++;
+	}
+	return ext2fs_write_inode(fs, dir, &inode);
+}
+
+/* The first pass noted every inode with several names: where it went */
+static void note_link(struct restore *rs, ext2_ino_t from, ext2_ino_t to)
+{
+	struct link_info *l = link_find(&rs->plan.linked, from);
+
+	if (l)
+		l->to = to;
+}
+
 static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 				  const struct e2cb_entry *e,
 				  const struct ext4_encrypted_name *n)
 {
-	ext2_ino_t ino = map_find(&rs->links, e->rec.ino);
+	const struct link_info *l = link_find(&rs->plan.linked, e->rec.ino);
+	ext2_ino_t ino = l ? l->to : 0;
 	errcode_t retval;
 
 	if (!ino)
 		return EXT2_ET_FILE_NOT_FOUND;
 	retval = ext2fs_link_raw(rs->fs, dir->ino, n, ino,
-				 mode_to_ft(e->rec.mode), &dir->hint);
+				 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
 	if (!retval)
 		retval = bump_links(rs->fs, ino);
 	return retval;
@@ -1105,15 +1748,14 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	}
 	if (!retval)
 		retval = ext2fs_link_raw(fs, dir->ino, n, ino,
-					 mode_to_ft(e->rec.mode), &dir->hint);
+					 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
 	if (retval)
 		goto undo;
 	/* linked: from here on the inode is whole whatever happens */
 	if (LINUX_S_ISDIR(e->rec.mode))
-		retval = bump_links(fs, dir->ino);
-	if (!retval && e->rec.links_count > 1 &&
-	    !LINUX_S_ISDIR(e->rec.mode))
-		retval = map_add(&rs->links, e->rec.ino, ino);
+		retval = bump_dir_links(rs, dir->ino);
+	if (e->rec.links_count > 1 && !LINUX_S_ISDIR(e->rec.mode))
+		note_link(rs, e->rec.ino, ino);
 	if (!retval && LINUX_S_ISDIR(e->rec.mode))
 		retval = push_dir(rs, ino, !!e->ctx);
 	goto out;
@@ -1188,9 +1830,15 @@ static errcode_t restore_entry(struct restore *rs, const struct e2cb_entry *e)
 	struct ext4_encrypted_name n;
 	struct dir_frame *dir;
 	ext2_ino_t existing;
+	errcode_t retval;
 
 	if (!strcmp(e->path, "."))
 		return rs->depth ? EXT2_ET_DIR_CORRUPTED : restore_root(rs, e);
+	if (e->depth && e->depth < rs->depth) {
+		retval = close_dirs(rs, e->depth);
+		if (retval)
+			return retval;
+	}
 	dir = find_parent(rs, e);
 	if (!dir)
 		return EXT2_ET_DIR_CORRUPTED;
@@ -1319,14 +1967,131 @@ fail:
 	return E2CB_EXIT_ERROR;
 }
 
+/*
+ * e2fsck wants /lost+found an unencrypted directory (the kernel refuses
+ * to encrypt the root, so never encrypts the name "lost+found" there
+ * either); below PATH the name is like any other.
+ */
+static int check_lost_found(struct restore *rs)
+{
+	uint32_t mode = rs->plan.lf_mode;
+
+	if (!mode || rs->target != EXT2_ROOT_INO)
+		return 0;
+	if (!LINUX_S_ISDIR(mode))
+		return refuse("the archive's lost+found is not a directory; "
+			      "e2fsck wants /lost+found a directory: give "
+			      "a PATH%s", "");
+	if (rs->plan.lf_encrypted)
+		return refuse("the archive's lost+found is encrypted; "
+			      "e2fsck wants /lost+found unencrypted: give "
+			      "a PATH%s", "");
+	return 0;
+}
+
+static int refuse_name(const char *where,
+		       const struct ext4_encrypted_name *n)
+{
+	char shown[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
+
+	shown[e2cb_b64url_encode(n->name, n->name_len, shown)] = 0;
+	fprintf(stderr, "%s: refusing to restore: %s already holds an "
+		"entry named %.*s (base64url %s)\n", program_name, where,
+		(int) n->name_len, (const char *) n->name, shown);
+	return E2CB_EXIT_ERROR;
+}
+
+static int note_name(ext2_ino_t dir EXT2FS_ATTR((unused)),
+		     int entry EXT2FS_ATTR((unused)),
+		     struct ext2_dir_entry *de,
+		     int offset EXT2FS_ATTR((unused)),
+		     int blocksize EXT2FS_ATTR((unused)),
+		     char *buf EXT2FS_ATTR((unused)), void *priv)
+{
+	struct name_set *set = priv;
+
+	if (name_set_add(set, name_key(0, (const uint8_t *) de->name,
+				       ext2fs_dirent_name_len(de))) >= 0)
+		return 0;
+	set->count = 0;		/* out of memory: dir_names says so */
+	return DIRENT_ABORT;
+}
+
+/*
+ * The names @dir holds, as keys: one read of the directory, and one
+ * lookup for each name found there, not one read of it for every name.
+ */
+static errcode_t dir_names(ext2_filsys fs, ext2_ino_t dir,
+			   struct name_set *set)
+{
+	errcode_t retval;
+
+	memset(set, 0, sizeof(*set));
+	retval = ext2fs_dir_iterate2(fs, dir, 0, NULL, note_name, set);
+	if (!retval && set->count == 0)	/* "." at least is there */
+		retval = EXT2_ET_NO_MEMORY;
+	if (retval)
+		com_err(program_name, retval, "while reading directory %u",
+			dir);
+	return retval;
+}
+
+/* Whether @dir (whose names @set holds) has @n, and which inode */
+static int name_taken(ext2_filsys fs, ext2_ino_t dir,
+		      const struct name_set *set,
+		      const struct ext4_encrypted_name *n, ext2_ino_t *ino)
+{
+	return name_set_has(set, name_key(0, n->name, n->name_len)) &&
+	       !e2cb_lookup_raw(fs, dir, n->name, n->name_len, ino);
+}
+
+/* The target's lost+found takes the archived one's names: free ones */
+static int check_lost_found_names(struct restore *rs, ext2_ino_t lf)
+{
+	struct plan *p = &rs->plan;
+	struct name_set set;
+	ext2_ino_t ino;
+	size_t i;
+	int ret = 0;
+
+	if (!p->nlf)
+		return 0;
+	if (dir_names(rs->fs, lf, &set))
+		return E2CB_EXIT_ERROR;
+	for (i = 0; i < p->nlf && !ret; i++)
+		if (name_taken(rs->fs, lf, &set, &p->lf[i], &ino))
+			ret = refuse_name("/lost+found", &p->lf[i]);
+	free(set.slot);
+	return ret;
+}
+
+/* @top, at PATH, must be free, lost+found at the root excepted. */
+static int check_top_name(struct restore *rs, const struct name_set *set,
+			  const struct ext4_encrypted_name *top)
+{
+	ext2_ino_t ino;
+
+	if (!name_taken(rs->fs, rs->target, set, top, &ino))
+		return 0;
+	if (rs->target == EXT2_ROOT_INO && top->name_len == 10 &&
+	    !memcmp(top->name, "lost+found", 10) &&
+	    !ext2fs_check_directory(rs->fs, ino)) {
+		rs->lost_found_merge = 1;
+		return check_lost_found_names(rs, ino);
+	}
+	return refuse_name(rs->opts->path, top);
+}
+
 /* Names at PATH must be free, lost+found at the root excepted. */
 static int check_collisions(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
-	char shown[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
-	ext2_ino_t ino;
+	struct name_set set;
 	size_t i;
+	int ret = 0;
 
+	if (check_lost_found(rs))
+		return E2CB_EXIT_ERROR;
 	if (p->root_encrypted) {
 		if (rs->target == EXT2_ROOT_INO)
 			return refuse("the archive's root is an encrypted "
@@ -1338,29 +2103,21 @@ static int check_collisions(struct restore *rs)
 		return 0;
 	}
 	/* a directory still to be made holds nothing */
-	for (i = 0; !rs->target_new && i < p->ntop; i++) {
-		if (e2cb_lookup_raw(rs->fs, rs->target, p->top[i].name,
-				    p->top[i].name_len, &ino))
-			continue;
-		if (rs->target == EXT2_ROOT_INO &&
-		    p->top[i].name_len == 10 &&
-		    !memcmp(p->top[i].name, "lost+found", 10)) {
-			rs->lost_found_merge = 1;
-			continue;
-		}
-		shown[e2cb_b64url_encode(p->top[i].name, p->top[i].name_len,
-					 shown)] = 0;
-		fprintf(stderr, "%s: refusing to restore: %s already holds "
-			"an entry named %.*s (base64url %s)\n", program_name,
-			rs->opts->path, (int) p->top[i].name_len,
-			(const char *) p->top[i].name, shown);
+	if (rs->target_new || !p->ntop)
+		return 0;
+	if (dir_names(rs->fs, rs->target, &set))
 		return E2CB_EXIT_ERROR;
-	}
-	return 0;
+	for (i = 0; i < p->ntop && !ret; i++)
+		ret = check_top_name(rs, &set, &p->top[i]);
+	free(set.slot);
+	return ret;
 }
 
-/* A pipe cannot be read twice: keep standard input in a deleted file. */
-static int spool_stdin(char *name, size_t size)
+/*
+ * A pipe cannot be read twice: keep what @in gives (standard input, a
+ * FIFO, a device) in a deleted file.
+ */
+static int spool(int in, const char *shown)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char tmpl[4096], buf[65536];
@@ -1371,27 +2128,63 @@ static int spool_stdin(char *name, size_t size)
 	fd = mkstemp(tmpl);
 	if (fd < 0) {
 		com_err(program_name, errno, "while creating a file in %s "
-			"to hold standard input", dir);
+			"to hold %s", dir, shown);
 		return -1;
 	}
 	unlink(tmpl);
-	while ((n = read(0, buf, sizeof(buf))) != 0) {
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 || write(fd, buf, n) != n) {
-			com_err(program_name, errno, "while copying standard "
-				"input to %s", dir);
+			com_err(program_name, errno, "while copying %s to %s",
+				shown, dir);
 			close(fd);
 			return -1;
 		}
 	}
-	snprintf(name, size, "/proc/self/fd/%d", fd);
 	return fd;
 }
 
 /*
+ * The archive, opened once: its name is not looked at again, so what
+ * is renamed over it later does not matter.  What is not a regular file
+ * is read once, into a spool.
+ */
+static int open_archive(struct restore *rs)
+{
+	const char *name = rs->opts->archive;
+	struct stat st;
+	int fd = 0, sfd;
+
+	if (strcmp(name, "-")) {
+		fd = open(name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			com_err(program_name, errno, "while opening %s", name);
+			return -1;
+		}
+	}
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		com_err(program_name, S_ISDIR(st.st_mode) ? EISDIR : errno,
+			"while opening %s", rs->shown);
+		goto errout;
+	}
+	if (fd && S_ISREG(st.st_mode))
+		return fd;
+	sfd = spool(fd, rs->shown);
+	if (fd)
+		close(fd);
+	return sfd;
+errout:
+	if (fd)
+		close(fd);
+	return -1;
+}
+
+/*
  * EXT2_FLAG_EXCLUSIVE keeps a second writer off a block device only; an
- * image file takes a lock, held until the filesystem is closed.
+ * image file takes a lock, held until the filesystem is closed.  Backup,
+ * extract and list look for it (e2cb_check_source), however they reach
+ * the same blocks.
  */
 static int lock_target(struct restore *rs)
 {
@@ -1403,9 +2196,11 @@ static int lock_target(struct restore *rs)
 	if (!flock(rs->lock_fd, LOCK_EX | LOCK_NB))
 		return 0;
 	if (errno == EWOULDBLOCK) {
-		fprintf(stderr, "%s: %s is in use by another e2cryptbak "
-			"restore (or another program holds a lock on it)\n",
-			program_name, dev);
+		/* names the holder, unless it let go meanwhile */
+		if (!e2cb_check_source(dev, 1))
+			fprintf(stderr, "%s: %s is in use by another "
+				"e2cryptbak restore (or another program holds "
+				"a lock on it)\n", program_name, dev);
 		return -1;
 	}
 	/* a filesystem without flock (some NFS): go on as before */
@@ -1414,22 +2209,64 @@ static int lock_target(struct restore *rs)
 	return 0;
 }
 
+/*
+ * libext2fs opens the undo file by name, following a symlink, and as
+ * root: in a directory others can write, the name could be a symlink to
+ * any file, which the undo records would then overwrite.  Open it here
+ * without following one, make sure it is a plain file, and hand
+ * libext2fs /proc/self/fd/N, this very file.
+ */
+static int open_undo(const char *name, char *path, size_t size)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		com_err(program_name, errno, "while opening the undo file %s",
+			name);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		fprintf(stderr, "%s: %s: the undo file must be a regular file "
+			"with one name\n", program_name, name);
+		close(fd);
+		return -1;
+	}
+	snprintf(path, size, "/proc/self/fd/%d", fd);
+	if (access(path, F_OK) < 0)
+		snprintf(path, size, "%s", name);	/* no /proc */
+	return fd;
+}
+
 static errcode_t open_target(struct restore *rs)
 {
 	io_manager io = unix_io_manager;
 	errcode_t retval;
+	char undo[4096];
+	int undo_fd = -1;
 
 	if (lock_target(rs))
 		return EXT2_ET_FILE_RO;
 	if (rs->opts->undo_file) {
+		undo_fd = open_undo(rs->opts->undo_file, undo, sizeof(undo));
+		if (undo_fd < 0)
+			return EXT2_ET_FILE_RO;
 		set_undo_io_backing_manager(unix_io_manager);
-		retval = set_undo_io_backup_file((char *) rs->opts->undo_file);
-		if (retval)
+		retval = set_undo_io_backup_file(undo);
+		if (retval) {
+			com_err(program_name, retval, "while setting up the "
+				"undo file %s", rs->opts->undo_file);
+			close(undo_fd);
 			return retval;
+		}
 		io = undo_io_manager;
 	}
 	retval = e2cb_open_fs2(rs->opts->device, EXT2_FLAG_RW |
 			       EXT2_FLAG_EXCLUSIVE, io, &rs->fs);
+	/* the undo manager has opened its own descriptors of it */
+	if (undo_fd >= 0)
+		close(undo_fd);
 	if (retval)
 		return retval;
 	/* bad group descriptors can make libext2fs overrun its buffers */
@@ -1453,25 +2290,31 @@ static errcode_t open_target(struct restore *rs)
  */
 static int check_unmounted(struct restore *rs)
 {
-	char mtpt[256];
-	int mount_flags = 0;
-	errcode_t retval;
-
-	retval = ext2fs_check_mount_point(rs->opts->device, &mount_flags,
-					  mtpt, sizeof(mtpt));
-	if (retval) {
-		com_err(program_name, retval,
-			"while determining whether %s is mounted",
-			rs->opts->device);
-		return E2CB_EXIT_ERROR;
-	}
-	if (!(mount_flags & EXT2_MF_MOUNTED))
+	if (!e2cb_check_source(rs->opts->device, 1))
 		return 0;
-	fprintf(stderr, "%s: refusing to restore: %s was mounted%s on %s "
-		"while the archive was checked; nothing was written\n",
-		program_name, rs->opts->device,
-		(mount_flags & EXT2_MF_READONLY) ? " read-only" : "", mtpt);
+	fprintf(stderr, "%s: refusing to restore: %s became busy while the "
+		"archive was checked; nothing was written\n", program_name,
+		rs->opts->device);
 	return E2CB_EXIT_ERROR;
+}
+
+static void adjust_salt(struct restore *rs, const struct e2cb_header *h)
+{
+	uint8_t *have = rs->fs->super->s_encrypt_pw_salt;
+	char want[E2CB_SALT_STRLEN], cur[E2CB_SALT_STRLEN];
+
+	if (!rs->plan.has_v1 || !e2cb_salt_string(h->encrypt_pw_salt, want) ||
+	    !memcmp(have, h->encrypt_pw_salt, 16))
+		return;
+	if (e2cb_salt_string(have, cur)) {
+		printf("%s: passphrase salt %s kept; \"e4crypt add_key -S "
+		       "%s\" derives the archive's passphrase keys\n",
+		       rs->opts->device, cur, want);
+		return;
+	}
+	memcpy(have, h->encrypt_pw_salt, 16);
+	printf("%s: passphrase salt set to the archive's, %s\n",
+	       rs->opts->device, want);
 }
 
 /* Features the archive needs, set only after every check passed */
@@ -1483,6 +2326,7 @@ static void adjust_features(struct restore *rs, const struct e2cb_header *h)
 		ext2fs_set_feature_encrypt(sb);
 		printf("%s: encrypt feature turned on\n", rs->opts->device);
 	}
+	adjust_salt(rs, h);
 	if (!rs->plan.has_lblk_policy)
 		goto out;
 	if (memcmp(sb->s_uuid, h->uuid, 16)) {
@@ -1515,48 +2359,90 @@ static void show_progress(struct restore *rs, time_t *last, int done)
 		(unsigned long long) rs->plan.entries, done ? "\n" : "");
 }
 
+/* The writing pass reads what the first one checked, or stops. */
+static int changed(struct restore *rs, const char *why)
+{
+	fprintf(stderr, "%s: %s changed since it was checked: %s\n",
+		program_name, rs->shown, why);
+	return E2CB_EXIT_ERROR;
+}
+
+static int same_entry(struct restore *rs)
+{
+	uint64_t i = rs->done_entries;
+
+	return i < rs->plan.entries &&
+	       !memcmp(rs->plan.digest[i], e2cb_reader_entry_digest(rs->r),
+		       sizeof(*rs->plan.digest));
+}
+
+/* At the end of the writing pass: the stream was the one checked */
+static int same_stream(struct restore *rs)
+{
+	uint8_t got[E2CB_STREAM_DIGEST_LEN];
+	errcode_t retval;
+
+	retval = e2cb_reader_stream_digest(rs->r, got);
+	if (retval) {
+		com_err(program_name, retval, "while reading %s", rs->shown);
+		return E2CB_EXIT_ERROR;
+	}
+	if (rs->done_entries != rs->plan.entries ||
+	    memcmp(got, rs->plan.stream, sizeof(got)))
+		return changed(rs, "its bytes are not the ones checked");
+	return 0;
+}
+
 /* Pass two: the archive, checked once already, goes in. */
-static int write_entries(struct restore *rs, const char *archive)
+static int write_entries(struct restore *rs)
 {
 	struct e2cb_entry *e = NULL;
 	time_t last = 0;
 	errcode_t retval = 0;
 	int ret = 0;
 
-	retval = e2cb_reader_open(archive, E2CB_READ_DATA, &rs->r);
-	if (retval) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, rs->shown,
-			e2cb_reader_error(rs->r));
+	if (open_reader(rs, &rs->r))
 		return E2CB_EXIT_ERROR;
-	}
+	/* adjust_features() wrote what the checked header asked */
+	if (memcmp(rs->plan.hdr_digest, e2cb_reader_entry_digest(rs->r),
+		   sizeof(rs->plan.hdr_digest)))
+		return changed(rs, "its header");
 	while (!stop_signal && (ret = e2cb_reader_next(rs->r, &e)) == 0) {
+		if (!same_entry(rs))
+			return changed(rs, e->path);
 		retval = restore_entry(rs, e);
 		if (retval)
 			break;
 		rs->done_entries++;
 		show_progress(rs, &last, 0);
 	}
+	if (!retval && ret > 0 && !stop_signal) {
+		e = NULL;
+		retval = close_dirs(rs, 0);
+	}
 	show_progress(rs, &last, 1);
 	if (stop_signal)
 		return E2CB_EXIT_ERROR;
-	if (ret < 0) {
-		fprintf(stderr, "%s: %s changed since it was checked: %s\n",
-			program_name, rs->shown, e2cb_reader_error(rs->r));
-		return E2CB_EXIT_ERROR;
-	}
+	if (ret < 0)
+		return changed(rs, e2cb_reader_error(rs->r));
 	if (retval) {
-		com_err(program_name, retval, "while restoring %s", e->path);
+		com_err(program_name, retval, "while restoring %s",
+			e ? e->path : "the last directories");
 		return E2CB_EXIT_ERROR;
 	}
-	return 0;
+	return same_stream(rs);
 }
 
 static void restore_free(struct restore *rs)
 {
 	free(rs->stack);
-	map_free(&rs->links);
 	map_free(&rs->plan.fixed);
 	free(rs->plan.top);
+	free(rs->plan.lf);
+	free(rs->plan.digest);
+	free(rs->plan.open_dirs);
+	free(rs->plan.names.slot);
+	free(rs->plan.linked.slot);
 	ext2fs_free_mem(&rs->fill.buf);
 	e2cb_reader_close(rs->r);
 }
@@ -1586,49 +2472,34 @@ static int close_target(struct restore *rs)
 int e2cb_restore(const struct e2cb_restore_opts *opts)
 {
 	struct restore rs;
-	struct e2cb_reader *hr = NULL;
-	struct e2cb_header hdr;
-	char archive[64];
-	const char *name = opts->archive;
-	int ret, spool_fd = -1;
-	errcode_t retval;
+	const struct e2cb_header *hdr = &rs.plan.hdr;
+	int ret;
 
 	memset(&rs, 0, sizeof(rs));
 	rs.opts = opts;
-	rs.shown = strcmp(name, "-") ? name : "standard input";
+	rs.shown = strcmp(opts->archive, "-") ? opts->archive :
+		   "standard input";
 	rs.lock_fd = -1;
 	/* until the target is open a signal just kills us: the spool is
 	 * a deleted file */
-	if (!strcmp(name, "-")) {
-		spool_fd = spool_stdin(archive, sizeof(archive));
-		if (spool_fd < 0)
-			return E2CB_EXIT_ERROR;
-		name = archive;
-	}
+	rs.archive_fd = open_archive(&rs);
+	if (rs.archive_fd < 0)
+		return E2CB_EXIT_ERROR;
 	catch_signals();
 	if (open_target(&rs)) {
 		ret = E2CB_EXIT_ERROR;
 		goto out;
 	}
-	ret = plan_restore(&rs, name);
+	ret = plan_restore(&rs);
 	if (ret || stop_signal)
 		goto out;
-	retval = e2cb_reader_open(name, 0, &hr);
-	if (!retval)
-		hdr = *e2cb_reader_header(hr);
-	else
-		fprintf(stderr, "%s: %s: %s\n", program_name, rs.shown,
-			e2cb_reader_error(hr));
-	e2cb_reader_close(hr);
-	if (retval) {
-		ret = E2CB_EXIT_ERROR;
-		goto out;
-	}
-	ret = preflight(&rs, &hdr);
+	ret = preflight(&rs, hdr);
 	if (!ret)
 		ret = prepare_path(&rs, 0);
 	if (!ret)
 		ret = check_collisions(&rs);
+	if (!ret)
+		ret = check_inodes_free(&rs);
 	if (!ret && !stop_signal)
 		ret = check_unmounted(&rs);
 	if (ret || stop_signal)
@@ -1636,8 +2507,8 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	rs.writing = 1;
 	ret = prepare_path(&rs, 1);
 	if (!ret) {
-		adjust_features(&rs, &hdr);
-		ret = write_entries(&rs, name);
+		adjust_features(&rs, hdr);
+		ret = write_entries(&rs);
 	}
 	if (stop_signal)
 		fprintf(stderr, "%s: stopped by %s\n", program_name,
@@ -1653,12 +2524,25 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 		printf("%s: restored %llu entries (%llu inodes) from %s\n",
 		       opts->device, (unsigned long long) rs.done_entries,
 		       (unsigned long long) rs.plan.inodes, rs.shown);
+	if (rs.unindexed)
+		printf("%s: %u director%s left unindexed: too large for "
+		       "an index of %d levels, or no room for one\n",
+		       opts->device, rs.unindexed,
+		       rs.unindexed == 1 ? "y" : "ies",
+		       ext2fs_has_feature_largedir(rs.fs->super) ? 3 : 2);
+	/* the kernel keeps the count at 1 only in an indexed directory */
+	if (rs.nlink_overflows &&
+	    (rs.unindexed || !ext2fs_has_feature_dir_index(rs.fs->super)))
+		printf("%s: %u director%s with more than %u subdirectories "
+		       "not indexed; run e2fsck -fD before the kernel adds "
+		       "subdirectories there\n", opts->device,
+		       rs.nlink_overflows, rs.nlink_overflows == 1 ? "y" :
+		       "ies", EXT2_LINK_MAX - 2);
 out:
 	restore_free(&rs);
 	if (close_target(&rs))
 		ret = E2CB_EXIT_ERROR;
-	if (spool_fd >= 0)
-		close(spool_fd);
+	close(rs.archive_fd);
 	if (stop_signal) {
 		if (!rs.writing)
 			fprintf(stderr, "%s: stopped by %s before the first "

@@ -43,9 +43,9 @@ static errcode_t check_device_size(const char *device, ext2_filsys fs)
 }
 
 /*
- * Open @device through libext2fs.  A filesystem mounted read-write is
- * changing under us (and must never be written by us): refuse it.  A
- * read-only mount is stable and may be read.
+ * Open @device through libext2fs.  A filesystem mounted read-write,
+ * however the kernel reaches it, is changing under us (and must never be
+ * written by us): refuse it.  A read-only mount is stable and may be read.
  */
 errcode_t e2cb_open_fs(const char *device, int flags, ext2_filsys *ret_fs)
 {
@@ -55,29 +55,11 @@ errcode_t e2cb_open_fs(const char *device, int flags, ext2_filsys *ret_fs)
 errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 			ext2_filsys *ret_fs)
 {
-	char mtpt[256];
-	int mount_flags = 0;
 	errcode_t retval;
 
-	retval = ext2fs_check_mount_point(device, &mount_flags, mtpt,
-					  sizeof(mtpt));
-	if (retval) {
-		com_err(program_name, retval,
-			"while determining whether %s is mounted", device);
+	retval = e2cb_check_source(device, flags & EXT2_FLAG_RW);
+	if (retval)
 		return retval;
-	}
-	/* a mounted filesystem is never written, even mounted read-only */
-	if ((mount_flags & EXT2_MF_MOUNTED) &&
-	    ((flags & EXT2_FLAG_RW) || !(mount_flags & EXT2_MF_READONLY))) {
-		fprintf(stderr, "%s: %s is mounted%s on %s; %s\n",
-			program_name, device,
-			(mount_flags & EXT2_MF_READONLY) ? " read-only" :
-			" read-write", mtpt,
-			(flags & EXT2_FLAG_RW) ?
-			"unmount it before writing to it" :
-			"unmount it (or remount it read-only) first");
-		return EXT2_ET_FILE_RO;
-	}
 	retval = ext2fs_open2(device, NULL, flags | EXT2_FLAG_64BITS, 0, 0,
 			      io, ret_fs);
 	if (retval) {
@@ -297,6 +279,23 @@ void e2cb_uuid_string(const uint8_t *uuid, char *out)
 	*out = 0;
 }
 
+/*
+ * A passphrase salt (s_encrypt_pw_salt) as "e4crypt add_key -S" takes
+ * it: "0x" and 32 hex digits.  Returns 0 for the all-zero salt, which
+ * the file system does not have yet.
+ */
+int e2cb_salt_string(const uint8_t *salt, char *out)
+{
+	int i, set = 0;
+
+	out += sprintf(out, "0x");
+	for (i = 0; i < 16; i++) {
+		out += sprintf(out, "%02x", salt[i]);
+		set |= salt[i];
+	}
+	return set != 0;
+}
+
 struct lookup {
 	const uint8_t *name;
 	size_t len;
@@ -323,9 +322,27 @@ static int lookup_proc(ext2_ino_t dir_ino EXT2FS_ATTR((unused)),
 errcode_t e2cb_lookup_raw(ext2_filsys fs, ext2_ino_t dir,
 			  const uint8_t *name, size_t len, ext2_ino_t *ret)
 {
+	struct ext4_encrypted_name n;
+	struct ext2_inode inode;
 	struct lookup l;
 	errcode_t retval;
 
+	/*
+	 * By the index when there is one, but for a name whose hash is
+	 * stored, not computed, and only in a target being written: a
+	 * source may be damaged, and is read without its index.
+	 */
+	if (len && len <= EXT2_NAME_LEN &&
+	    !ext2fs_read_inode(fs, dir, &inode) &&
+	    (inode.i_flags & EXT2_INDEX_FL) && !ext4_hash_in_dirent(&inode) &&
+	    (fs->flags & EXT2_FLAG_RW)) {
+		memset(&n, 0, sizeof(n));
+		memcpy(n.name, name, len);
+		n.name_len = len;
+		retval = ext2fs_dx_lookup(fs, dir, &n, ret);
+		if (!retval || retval == EXT2_ET_FILE_NOT_FOUND)
+			return retval;
+	}
 	l.name = name;
 	l.len = len;
 	l.ino = 0;

@@ -6,10 +6,11 @@
  * casefolded encrypted directories keep after the name (it cannot be
  * recomputed without the key), and handles linear and htree directories.
  *
- * An htree directory gets the entry in the leaf its hash selects.  When
- * that leaf is full we do not split it: the index is dropped instead
- * (its blocks rewritten as empty linear blocks, EXT2_INDEX_FL cleared),
- * which the kernel and e2fsck accept, and which e2fsck -D rebuilds.
+ * An htree directory gets the entry in the leaf its hash selects; a
+ * full leaf is split as the kernel splits it (dir_index.c).  Only when
+ * the index itself is full is it dropped (its blocks rewritten as empty
+ * linear blocks, EXT2_INDEX_FL cleared), which the kernel and e2fsck
+ * accept, and which e2fsck -D rebuilds.
  *
  * This file may be redistributed under the terms of the GNU Library
  * General Public License, version 2.
@@ -23,6 +24,7 @@
 #define DX_ROOT_INFO_OFFSET	24	/* after "." and ".." */
 #define DX_NODE_OFFSET		8	/* after the fake empty entry */
 #define DX_MAX_LEVELS		3
+#define DX_SPLIT_TRIES		3
 
 struct raw_link {
 	ext2_filsys fs;
@@ -195,66 +197,6 @@ errout:
 	return retval;
 }
 
-/*
- * Walk the index from the root to the leaf that @hash belongs in.
- */
-static errcode_t dx_find_leaf(ext2_filsys fs, ext2_ino_t dir,
-			      struct ext2_inode *diri, __u32 hash,
-			      blk64_t *leaf)
-{
-	struct ext2_dx_root_info *info;
-	struct ext2_dx_countlimit *cl;
-	struct ext2_dx_entry *ent;
-	blk64_t lblk = 0, pblk;
-	unsigned int levels, level, count, limit, i, off;
-	char *buf;
-	errcode_t retval;
-
-	retval = ext2fs_get_mem(fs->blocksize, &buf);
-	if (retval)
-		return retval;
-	for (level = 0, levels = 0; ; level++) {
-		retval = ext2fs_bmap2(fs, dir, diri, NULL, 0, lblk, NULL,
-				      &pblk);
-		if (!retval && !pblk)
-			retval = EXT2_ET_DIR_CORRUPTED;
-		if (!retval)
-			retval = ext2fs_read_dir_block4(fs, pblk, buf, 0, dir);
-		if (retval)
-			break;
-		off = DX_NODE_OFFSET;
-		if (level == 0) {
-			info = (struct ext2_dx_root_info *)
-				(buf + DX_ROOT_INFO_OFFSET);
-			levels = info->indirect_levels;
-			off = DX_ROOT_INFO_OFFSET + info->info_length;
-			if (levels >= DX_MAX_LEVELS ||
-			    info->info_length != 8) {
-				retval = EXT2_ET_DIR_CORRUPTED;
-				break;
-			}
-		}
-		cl = (struct ext2_dx_countlimit *) (buf + off);
-		count = ext2fs_le16_to_cpu(cl->count);
-		limit = ext2fs_le16_to_cpu(cl->limit);
-		if (count == 0 || count > limit ||
-		    off + limit * sizeof(*ent) > fs->blocksize) {
-			retval = EXT2_ET_DIR_CORRUPTED;
-			break;
-		}
-		ent = (struct ext2_dx_entry *) (buf + off);
-		for (i = 1; i < count &&
-		     ext2fs_le32_to_cpu(ent[i].hash) <= hash; i++)
-			;
-		lblk = ext2fs_le32_to_cpu(ent[i - 1].block) & 0x0fffffff;
-		if (level == levels)
-			break;
-	}
-	ext2fs_free_mem(&buf);
-	*leaf = lblk;
-	return retval;
-}
-
 /* Rewrite an index block as an empty linear directory block. */
 static errcode_t dx_block_to_linear(ext2_filsys fs, ext2_ino_t dir,
 				    struct ext2_inode *diri, blk64_t lblk,
@@ -396,28 +338,18 @@ errout:
 	return retval;
 }
 
-static errcode_t dx_name_hash(ext2_filsys fs, struct ext2_inode *diri,
-			      const struct ext4_encrypted_name *n,
-			      __u32 *hash)
+int ext2fs_mode_to_file_type(unsigned int mode)
 {
-	ext2_dirhash_t h = 0, minor = 0;
-	int version = fs->super->s_def_hash_version;
-	errcode_t retval;
-
-	if (n->has_hash) {
-		*hash = n->hash;
-		return 0;
+	switch (mode & LINUX_S_IFMT) {
+	case LINUX_S_IFREG:	return EXT2_FT_REG_FILE;
+	case LINUX_S_IFDIR:	return EXT2_FT_DIR;
+	case LINUX_S_IFCHR:	return EXT2_FT_CHRDEV;
+	case LINUX_S_IFBLK:	return EXT2_FT_BLKDEV;
+	case LINUX_S_IFIFO:	return EXT2_FT_FIFO;
+	case LINUX_S_IFSOCK:	return EXT2_FT_SOCK;
+	case LINUX_S_IFLNK:	return EXT2_FT_SYMLINK;
 	}
-	if (diri->i_flags & EXT4_CASEFOLD_FL)
-		return EXT2_ET_UNIMPLEMENTED;
-	if (version <= EXT2_HASH_TEA &&
-	    (fs->super->s_flags & EXT2_FLAGS_UNSIGNED_HASH))
-		version += 3;
-	retval = ext2fs_dirhash2(version, (const char *) n->name,
-				 n->name_len, NULL, 0,
-				 fs->super->s_hash_seed, &h, &minor);
-	*hash = h;
-	return retval;
+	return EXT2_FT_UNKNOWN;
 }
 
 /*
@@ -435,6 +367,7 @@ errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 	struct raw_link rl;
 	blk64_t leaf, last;
 	__u32 hash;
+	int tries;
 	errcode_t retval;
 
 	if (!(fs->flags & EXT2_FLAG_RW))
@@ -457,14 +390,26 @@ errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 	rl.file_type = file_type;
 
 	if (diri.i_flags & EXT2_INDEX_FL) {
-		retval = dx_name_hash(fs, &diri, n, &hash);
+		/* a full leaf is split; a split may not make room enough */
+		for (tries = 0; tries < DX_SPLIT_TRIES; tries++) {
+			retval = ext2fs_dx_find_leaf(fs, dir, n, &leaf, &hash);
+			if (!retval)
+				retval = ext2fs_read_inode(fs, dir, &diri);
+			if (!retval)
+				retval = link_in_block(fs, dir, &diri, leaf,
+						       &rl);
+			if (retval != EXT2_ET_DIR_NO_SPACE)
+				return retval;
+			retval = ext2fs_dx_split_leaf(fs, dir, hash);
+			if (retval && retval != EXT2_ET_DIR_NO_SPACE)
+				return retval;
+			if (retval)
+				break;
+		}
+		/* the index is full: the directory goes on linear */
+		retval = ext2fs_read_inode(fs, dir, &diri);
 		if (!retval)
-			retval = dx_find_leaf(fs, dir, &diri, hash, &leaf);
-		if (!retval)
-			retval = link_in_block(fs, dir, &diri, leaf, &rl);
-		if (retval != EXT2_ET_DIR_NO_SPACE)
-			return retval;
-		retval = dx_drop_index(fs, dir, &diri);
+			retval = dx_drop_index(fs, dir, &diri);
 		if (retval)
 			return retval;
 	} else if (hint && *hint) {

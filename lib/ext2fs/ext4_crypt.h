@@ -190,7 +190,20 @@ extern errcode_t ext2fs_get_encrypted_filename(ext2_filsys fs,
 					       ext2_ino_t dir, ext2_ino_t ino,
 					       struct ext4_encrypted_name *out);
 
+/* dir_index.c */
+extern errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino);
+extern errcode_t ext2fs_dx_find_leaf(ext2_filsys fs, ext2_ino_t dir,
+				     const struct ext4_encrypted_name *n,
+				     blk64_t *leaf, __u32 *hash);
+extern errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir,
+				      __u32 hash);
+extern errcode_t ext2fs_dx_lookup(ext2_filsys fs, ext2_ino_t dir,
+				  const struct ext4_encrypted_name *n,
+				  ext2_ino_t *ino);
+
 /* crypt_link.c */
+/* The directory entry's file type of an inode of mode @mode */
+extern int ext2fs_mode_to_file_type(unsigned int mode);
 extern errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 				 const struct ext4_encrypted_name *n,
 				 ext2_ino_t ino, int file_type, blk64_t *hint);

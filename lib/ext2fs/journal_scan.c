@@ -36,6 +36,7 @@ struct revoke_tab {
 
 struct scan_info {
 	__u32		start_tid, end_tid;
+	__u32		failed_tid;	/* a commit failed its checksum */
 	__u32		replays, revoke_hits;
 	struct revoke_tab revoked;
 	io_channel	overlay;
@@ -475,8 +476,10 @@ static enum step on_commit(struct ext2fs_journal *j, struct pass_state *s,
 	}
 	if (s->pass == PASS_SCAN &&
 	    (j->compat & JBD2_FEATURE_COMPAT_CHECKSUM)) {
-		if (info->end_tid)
+		if (info->end_tid) {
+			info->failed_tid = info->end_tid;
 			return STEP_END;
+		}
 		if (!v1_sum_ok(s, c))
 			failed = 1;
 		s->crc = ~0U;
@@ -488,8 +491,10 @@ static enum step on_commit(struct ext2fs_journal *j, struct pass_state *s,
 		if (time < s->last_time)
 			return STEP_DONE;
 		info->end_tid = s->next_tid;
-		if (!(j->incompat & JBD2_FEATURE_INCOMPAT_ASYNC_COMMIT))
+		if (!(j->incompat & JBD2_FEATURE_INCOMPAT_ASYNC_COMMIT)) {
+			info->failed_tid = s->next_tid;
 			return STEP_END;
+		}
 	}
 	if (s->pass == PASS_SCAN)
 		s->last_time = time;
@@ -594,6 +599,11 @@ errcode_t ext2fs_journal_recover(struct ext2fs_journal *j, io_channel overlay,
 		retval = ext2fs_get_mem(j->blocksize, &s.scratch);
 	for (s.pass = PASS_SCAN; !retval && s.pass <= PASS_REPLAY; s.pass++)
 		retval = do_pass(j, &s, &info);
+	/* jbd2_journal_load() then fails the mount */
+	if (!retval && info.failed_tid)
+		retval = say(j, EXT2_ET_JOURNAL_BAD_CSUM, "transaction %u is "
+			     "corrupt: its commit block fails its checksum",
+			     info.failed_tid);
 	j->end_tid = info.end_tid;
 	if (stats) {
 		stats->first_tid = info.start_tid;

@@ -15,7 +15,9 @@
  */
 
 #include "config.h"
+#include <stddef.h>
 #include <string.h>
+#include <time.h>
 #include <ext2fs/ext2fs.h>
 #include "journal_replay.h"
 #include <ext2fs/crypt_err.h>
@@ -30,6 +32,46 @@ static int can_truncate(struct ext2_inode *inode)
 	return LINUX_S_ISLNK(inode->i_mode) &&
 		!ext2fs_is_fast_symlink(inode) &&
 		!(inode->i_flags & EXT4_INLINE_DATA_FL);
+}
+
+/* The epoch bits and nanoseconds of an _extra time field */
+static __u32 time_extra(const struct timespec *ts)
+{
+	return ((__u32) ts->tv_nsec << 2) |
+		((__u64) (ts->tv_sec - (__s32) ts->tv_sec) >> 32 & 3);
+}
+
+/*
+ * What ext4_truncate() leaves: the inode off the orphan list, and its
+ * modification and change times those of the truncate, that is of the
+ * mount, here of the replay.
+ */
+static errcode_t finish_truncate(ext2_filsys fs, ext2_ino_t ino)
+{
+	int size = EXT2_INODE_SIZE(fs->super);
+	struct ext2_inode_large *inode;
+	struct timespec now;
+	errcode_t retval;
+
+	retval = ext2fs_get_memzero(size, &inode);
+	if (retval)
+		return retval;
+	retval = ext2fs_read_inode_full(fs, ino, EXT2_INODE(inode), size);
+	if (retval)
+		goto errout;
+	clock_gettime(CLOCK_REALTIME, &now);
+	inode->i_dtime = 0;
+	inode->i_mtime = inode->i_ctime = (__u32) now.tv_sec;
+	if (size > EXT2_GOOD_OLD_INODE_SIZE &&
+	    inode->i_extra_isize >= offsetof(struct ext2_inode_large,
+					     i_mtime_extra) + 4 -
+				    EXT2_GOOD_OLD_INODE_SIZE)
+		inode->i_mtime_extra = inode->i_ctime_extra =
+			time_extra(&now);
+	retval = ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode), size);
+errout:
+	ext2fs_free_mem(&inode);
+	return retval;
 }
 
 /*
@@ -63,12 +105,8 @@ static errcode_t process_orphan(ext2_filsys fs, ext2_ino_t ino,
 	retval = ext2fs_punch(fs, ino, NULL, NULL, start, ~0ULL);
 	if (retval)
 		return retval;
-	/* off the list: ext4_orphan_del() */
-	retval = ext2fs_read_inode(fs, ino, &inode);
-	if (retval)
-		return retval;
-	inode.i_dtime = 0;
-	return ext2fs_write_inode(fs, ino, &inode);
+	/* off the list (ext4_orphan_del()), and changed now */
+	return finish_truncate(fs, ino);
 }
 
 static errcode_t process_list(ext2_filsys fs,

@@ -157,6 +157,62 @@ extern errcode_t fscrypt_encrypt_symlink(struct fscrypt_inode *lnk,
 					 uint8_t *out, size_t out_size,
 					 size_t *out_len);
 
+/*
+ * protector.c: google/fscrypt's protector and policy records
+ * (metadata/metadata.proto), and the unwrapping of their keys.  The
+ * byte fields point into the record passed to the parser.
+ */
+#define FSCRYPT_SOURCE_PAM_PASSPHRASE		1
+#define FSCRYPT_SOURCE_CUSTOM_PASSPHRASE	2
+#define FSCRYPT_SOURCE_RAW_KEY			3
+#define FSCRYPT_PROTECTOR_KEY_SIZE	32
+#define FSCRYPT_WRAP_IV_SIZE		16
+#define FSCRYPT_WRAP_HMAC_SIZE		32
+#define FSCRYPT_MAX_POLICY_PROTECTORS	64
+
+struct fscrypt_wrapped_key {
+	const uint8_t *iv, *key, *hmac;
+	size_t iv_len, key_len, hmac_len;
+};
+
+struct fscrypt_protector {
+	char descriptor[2 * FSCRYPT_KEY_DESCRIPTOR_SIZE + 1];
+	int source;			/* FSCRYPT_SOURCE_* */
+	char name[256];
+	int64_t time, memory, parallelism;	/* Argon2id; memory in KiB */
+	int truncation_fixed;
+	const uint8_t *salt;
+	size_t salt_len;
+	int64_t uid;			/* pam_passphrase: whose login */
+	struct fscrypt_wrapped_key wrapped;
+};
+
+struct fscrypt_policy_key {
+	char protector[2 * FSCRYPT_KEY_DESCRIPTOR_SIZE + 1];
+	struct fscrypt_wrapped_key wrapped;
+};
+
+struct fscrypt_policy_data {
+	char descriptor[2 * FSCRYPT_KEY_IDENTIFIER_SIZE + 1];
+	int64_t policy_version;
+	int contents_mode, filenames_mode;
+	size_t nkeys;
+	struct fscrypt_policy_key keys[FSCRYPT_MAX_POLICY_PROTECTORS];
+};
+
+extern errcode_t fscrypt_parse_protector(const void *buf, size_t len,
+					 struct fscrypt_protector *pr);
+extern errcode_t fscrypt_parse_policy_data(const void *buf, size_t len,
+					   struct fscrypt_policy_data *pd);
+extern errcode_t fscrypt_protector_unlock(const struct fscrypt_protector *pr,
+				const uint8_t *secret, size_t len,
+				uint8_t key[FSCRYPT_PROTECTOR_KEY_SIZE]);
+extern errcode_t fscrypt_policy_unlock(const struct fscrypt_policy_data *pd,
+				const char *protector,
+				const uint8_t pkey[FSCRYPT_PROTECTOR_KEY_SIZE],
+				uint8_t key[FSCRYPT_MAX_KEY_SIZE], int *found);
+extern const char *fscrypt_source_name(int source);
+
 /* secmem.c: locked, non-dumpable memory for key material */
 extern void *fscrypt_secure_alloc(size_t size);
 extern void fscrypt_secure_free(void *p, size_t size);

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fuzz_write_file(archive, data, size))
 		return 0;
 	e2cb_verify(archive);
-	e2cb_list(archive, 1);
+	e2cb_list(archive, 1, NULL, 0);
 	fuzz_extract(archive, out, 1);
 	fuzz_extract(archive, out, 0);
 	fuzz_remove_tree(out);

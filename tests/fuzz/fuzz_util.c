@@ -95,6 +95,8 @@ void fuzz_init(void)
 	chmod(fuzz_dir, 0755);
 	atexit(remove_dir);
 	load_keys(FUZZ_FIXTURES);
+	/* the images of filesystems in use (seeds j-*) */
+	load_keys(FUZZ_FIXTURES "/journal");
 }
 
 const char *fuzz_path(const char *name)

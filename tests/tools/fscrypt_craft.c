@@ -15,6 +15,10 @@
  *   key HEX                     the master key for what follows
  *   policy V CONT NAMES FLAGS DU  e.g. "policy 2 1 4 0x02 0"
  *   encdir NAME                 a directory in the root with that policy
+ *   cfencdir NAME               the same, casefolded (v2 only): its names
+ *                               carry the kernel's SipHash of the name,
+ *                               which must be its own casefold (lower-
+ *                               case ASCII, say); needs "-O casefold"
  *   plain NAME @FILE            an unencrypted file in the root
  *   dir PATH                    PATH: components under an encdir
  *   file PATH @FILE             contents from FILE
@@ -33,6 +37,8 @@
 #include <string.h>
 #include <time.h>
 #include <openssl/rand.h>
+#include <openssl/evp.h>
+#include <openssl/core_names.h>
 #include <et/com_err.h>
 #include <ext2fs/ext2fs.h>
 #include "ext2fs/ext4_crypt.h"
@@ -42,6 +48,8 @@ struct node {
 	char *path;			/* as written in SPEC */
 	ext2_ino_t ino;
 	struct fscrypt_inode *names;	/* encrypted directories */
+	int casefold;
+	uint8_t dirhash_key[16];	/* casefolded ones */
 	uint8_t ctx[40];
 	size_t ctx_len;
 };
@@ -209,6 +217,46 @@ static ext2_ino_t new_inode(ext2_ino_t parent, int mode)
 	return ino;
 }
 
+/*
+ * The hash a casefolded encrypted directory keeps in each entry: the
+ * kernel's SipHash-2-4 of the casefolded plaintext name under the
+ * directory's dirhash key, its high half the major hash (low bit clear,
+ * the end-of-directory value avoided), its low half the minor one.
+ */
+static void cf_hash(const struct node *dir, const uint8_t *name, size_t len,
+		    struct ext4_encrypted_name *n)
+{
+	OSSL_PARAM params[2];
+	EVP_MAC *mac;
+	EVP_MAC_CTX *ctx = NULL;
+	unsigned int size = 8;
+	uint8_t res[8];
+	uint64_t h = 0;
+	size_t outl = 0;
+	int ok, i;
+
+	mac = EVP_MAC_fetch(NULL, "SIPHASH", NULL);
+	if (mac)
+		ctx = EVP_MAC_CTX_new(mac);
+	params[0] = OSSL_PARAM_construct_uint(OSSL_MAC_PARAM_SIZE, &size);
+	params[1] = OSSL_PARAM_construct_end();
+	ok = ctx && EVP_MAC_CTX_set_params(ctx, params) &&
+	     EVP_MAC_init(ctx, dir->dirhash_key, 16, params) &&
+	     EVP_MAC_update(ctx, name, len) &&
+	     EVP_MAC_final(ctx, res, &outl, sizeof(res)) && outl == 8;
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
+	if (!ok)
+		die(0, "SipHash failed");
+	for (i = 7; i >= 0; i--)
+		h = h << 8 | res[i];
+	n->has_hash = 1;
+	n->hash = (uint32_t) (h >> 32) & ~1U;
+	if (n->hash == 0xfffffffe)
+		n->hash = 0xfffffffc;
+	n->minor_hash = (uint32_t) h;
+}
+
 static void link_name(struct node *parent, const uint8_t *name, size_t len,
 		      ext2_ino_t ino, int ft)
 {
@@ -221,6 +269,8 @@ static void link_name(struct node *parent, const uint8_t *name, size_t len,
 	if (err)
 		die(err, "while encrypting a name");
 	n.name_len = ct_len;
+	if (parent->casefold)
+		cf_hash(parent, name, len, &n);
 	err = ext2fs_link_raw(fs, parent->ino, &n, ino, ft, NULL);
 	if (err)
 		die(err, "while linking");
@@ -392,7 +442,10 @@ int main(int argc, char **argv)
 				die(0, "policy V CONT NAMES FLAGS LOG2DU");
 			for (i = 0; i < 5; i++)
 				policy[i] = v[i];
-		} else if (!strcmp(cmd, "encdir") && a1) {
+		} else if ((!strcmp(cmd, "encdir") ||
+			    !strcmp(cmd, "cfencdir")) && a1) {
+			struct ext2_inode di;
+
 			n = &nodes[nnodes++];
 			n->path = strdup(a1);
 			err = ext2fs_mkdir(fs, EXT2_ROOT_INO, 0, a1);
@@ -401,9 +454,26 @@ int main(int argc, char **argv)
 						    strlen(a1), 0, &n->ino);
 			if (err)
 				die(err, "while making the encdir");
+			n->casefold = !strcmp(cmd, "cfencdir");
+			if (n->casefold) {
+				err = ext2fs_read_inode(fs, n->ino, &di);
+				di.i_flags |= EXT4_CASEFOLD_FL;
+				if (!err)
+					err = ext2fs_write_inode(fs, n->ino,
+								 &di);
+				if (err)
+					die(err, "while casefolding");
+			}
 			make_context(n->ctx, &n->ctx_len, 0);
 			set_xattrs(n->ino, n->ctx, n->ctx_len, NULL, NULL, 0);
 			n->names = open_key(n->ino, n->ctx, n->ctx_len, 1);
+			if (n->casefold) {
+				err = fscrypt_inode_dirhash_key(n->names,
+							n->dirhash_key);
+				if (err)
+					die(err, "while deriving the "
+						 "dirhash key");
+			}
 		} else if (!strcmp(cmd, "plain") && a2) {
 			ext2_file_t f;
 			ext2_ino_t ino = new_inode(EXT2_ROOT_INO,

@@ -84,56 +84,6 @@ for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
 signal.alarm(120)
 os.execvp(sys.argv[1], sys.argv[1:])')
 
-# feed PID ARCHIVE FIFO PASS...: serve restore PID's opens of FIFO in
-# turn (restore opens its archive three times: to check it, for the
-# header, to write).  A PASS is "all" (the archive whole), "head" (its
-# first 32 KiB, all the header needs, and no more than a pipe holds),
-# "gate" (FIFO.opened once restore has it open, then all of it once
-# FIFO.go exists) or a signal name, sent after half of ARCHIVE_HALF
-# bytes (default: half the archive) before the rest.  Each pass after
-# the first waits until restore is blocked opening the FIFO again
-# (wchan wait_for_partner), so that none runs into the one before: a
-# writer that opened while restore still held the last pass open would
-# feed that pass (and its drain) instead.  Where the kernel does not
-# name the wait, until restore no longer holds the FIFO open, which has
-# that race.  Run it in the background.
-feed() {
-	local pid=$1 ar=$2 fifo=$3 pass at first=1
-
-	shift 3
-	[ "${fifo#/}" = "$fifo" ] && fifo=$PWD/$fifo
-	at=${ARCHIVE_HALF:-$(($(stat -c %s "$ar") / 2))}
-	for pass in "$@"; do
-		[ -n "$first" ] || wait_reopen "$pid" "$fifo"
-		first=
-		case $pass in
-		all)	cat "$ar" ;;
-		head)	head -c 32768 "$ar" ;;
-		gate)	: >"$fifo.opened"
-			while [ ! -e "$fifo.go" ]; do sleep 0.05; done
-			cat "$ar" ;;
-		*)	head -c "$at" "$ar"
-			kill -"$pass" "$pid"
-			tail -c +$((at + 1)) "$ar" ;;
-		esac >"$fifo"
-	done 2>/dev/null
-}
-
-# wait_reopen PID FIFO: until PID (alive) waits to open a FIFO again
-wait_reopen() {
-	local w
-
-	while kill -0 "$1" 2>/dev/null; do
-		w=$(cat /proc/"$1"/wchan 2>/dev/null)
-		case $w in
-		wait_for_partner) return 0 ;;
-		""|0)	ls -l /proc/"$1"/fd 2>/dev/null |
-			grep -qF -- "-> $2" || return 0 ;;
-		esac
-		sleep 0.01
-	done
-}
-
 # stop_feeder PID: a feeder and whatever it is blocked in
 stop_feeder() {
 	pkill -P "$1" 2>/dev/null
@@ -141,3 +91,91 @@ stop_feeder() {
 	wait "$1" 2>/dev/null
 	return 0
 }
+
+# refused LABEL IMAGE PATTERN CMD...: CMD must exit 8 with PATTERN (a
+# grep -E pattern) in its message, and leave IMAGE byte for byte as it
+# was
+refused() {
+	local label=$1 img=$2 pat=$3 sum
+
+	shift 3
+	sum=$(sha256sum <"$img")
+	expect_rc 8 "$label" "$@"
+	grep -qE -- "$pat" "$label.err" ||
+		soft_fail "$label: the message does not say /$pat/"
+	[ "$(sha256sum <"$img")" = "$sum" ] ||
+		soft_fail "$label: the target was changed"
+}
+
+# PAUSE_PRELOAD: stops restore at a chosen read of its archive (see
+# tests/tools/pause_preload.c)
+PAUSE_PRELOAD=$(dirname "$FSCRYPT_HELPER")/pause_preload.so
+
+# wait_stopped PID: until PID is stopped (state T), up to 60 s; false if
+# it died first or never stopped
+wait_stopped() {
+	local i
+
+	for i in $(seq 600); do
+		case $(cut -d' ' -f3 /proc/"$1"/stat 2>/dev/null) in
+		T|t)	return 0 ;;
+		"")	return 1 ;;
+		esac
+		sleep 0.1
+	done
+	return 1
+}
+
+# dx_leaves IMAGE DIR: the inode numbers in each leaf of the indexed
+# directory DIR, a line a leaf in logical order, read from its blocks
+# (names may be raw ciphertext bytes, which debugfs prints as they are)
+dx_leaves() {
+	"$PYTHON" - "$1" "$(sb_field "$1" 'Block size')" \
+		"$("$DEBUGFS" -R "blocks $2" "$1" 2>/dev/null)" <<'PY'
+import struct, sys
+bs = int(sys.argv[2])
+with open(sys.argv[1], "rb") as f:
+    for n, blk in enumerate(int(b) for b in sys.argv[3].split()):
+        f.seek(blk * bs)
+        buf = f.read(bs)
+        ino, rec = struct.unpack_from("<IH", buf, 0)
+        if rec in (0, 65535) and bs == 65536:
+            rec = bs
+        if n == 0 or (ino == 0 and rec == bs):
+            continue                    # the root, an index node
+        out, off = [], 0
+        while off + 8 <= bs:
+            ino, rec = struct.unpack_from("<IH", buf, off)
+            if rec < 8:
+                break
+            if ino:
+                out.append(str(ino))
+            off += rec
+        print(" ".join(out))
+PY
+}
+
+# same_leaves LABEL IMAGE DIR...: e2fsck -fD on a copy of IMAGE lays
+# out the leaves of each indexed DIR as they are
+same_leaves() {
+	local label=$1 img=$2 d
+
+	shift 2
+	cp --sparse=always "$img" "$label.D.img"
+	e2fsck -fyD "$label.D.img" >"$label.D.fsck" 2>&1
+	if [ $? -gt 1 ]; then
+		soft_fail "$label: e2fsck -fyD failed"
+	else
+		for d in "$@"; do
+			dx_leaves "$img" "$d" >"$label.leaves"
+			dx_leaves "$label.D.img" "$d" >"$label.D.leaves"
+			if cmp -s "$label.leaves" "$label.D.leaves"; then
+				echo "$label: e2fsck -fD rebuilds the same $(wc -l <"$label.leaves") leaves of $d"
+			else
+				soft_fail "$label: e2fsck -fD lays out the leaves of $d otherwise"
+			fi
+		done
+	fi
+	rm -f "$label.D.img"
+}
+

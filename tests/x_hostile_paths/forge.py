@@ -5,6 +5,8 @@
 #       the entry whose tar name is OLD is renamed NEW (as long as OLD),
 #       and its inode record's path_crc and seal are made to agree, so
 #       that only the path itself is wrong
+#   forge.py tree IN OUT OLD NEW
+#       as path, for OLD and every entry below it (OLD/...)
 #   forge.py link IN OUT OLD TARGET
 #       the hard link entry OLD points to TARGET instead (tar's link
 #       name; no record covers it)
@@ -62,11 +64,26 @@ def forge_path(buf, old, new):
     if at < 0:
         sys.exit("forge.py: %r has no inode record" % old)
     rec = pax_off + at + len(INODE_KEY)
-    buf[rec + 132:rec + 136] = crc32c(new).to_bytes(4, "little")
+    # a directory's tar name ends in "/"; its path does not
+    crc = crc32c(new.rstrip(b"/"))
+    buf[rec + 132:rec + 136] = crc.to_bytes(4, "little")
     seal = crc32c(bytes(buf[rec:rec + INODE_SIZE - 4]))
     buf[rec + INODE_SIZE - 4:rec + INODE_SIZE] = seal.to_bytes(4, "little")
     buf[hdr:hdr + 100] = new.ljust(100, b"\0")
     reseal_header(buf, hdr)
+
+
+def tree_names(buf, old):
+    """The tar names of @old and of every entry below it."""
+    names, off = [], 0
+    while off + 512 <= len(buf) and buf[off:off + 512] != b"\0" * 512:
+        size = octal(buf[off + 124:off + 136])
+        name = bytes(buf[off:off + 100]).rstrip(b"\0")
+        if buf[off + 156:off + 157] != b"x" and (
+                name.rstrip(b"/") == old or name.startswith(old + b"/")):
+            names.append(name)
+        off += 512 + (size + 511) // 512 * 512
+    return names
 
 
 def forge_link(buf, old, target):
@@ -78,13 +95,18 @@ def forge_link(buf, old, target):
 
 
 def main(argv):
-    if len(argv) != 6 or argv[1] not in ("path", "link"):
-        sys.exit("usage: forge.py path|link IN OUT OLD NEW")
+    if len(argv) != 6 or argv[1] not in ("path", "tree", "link"):
+        sys.exit("usage: forge.py path|tree|link IN OUT OLD NEW")
     with open(argv[2], "rb") as f:
         buf = bytearray(f.read())
     old, new = os.fsencode(argv[4]), os.fsencode(argv[5])
     if argv[1] == "path":
         forge_path(buf, old, new)
+    elif argv[1] == "tree":
+        if len(new) != len(old):
+            sys.exit("forge.py: %r and %r differ in length" % (old, new))
+        for name in tree_names(buf, old):
+            forge_path(buf, name, new + name[len(old):])
     else:
         forge_link(buf, old, new)
     with open(argv[3], "wb") as f:

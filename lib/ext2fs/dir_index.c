@@ -1,0 +1,1129 @@
+/*
+ * dir_index.c --- build and grow htree directory indexes
+ *
+ * A directory filled by appending to it, as a restore does, is linear,
+ * and every lookup in it reads the whole directory.  The kernel indexes
+ * a directory as soon as it outgrows one block; ext2fs_dx_index_dir()
+ * gives a filled directory such an index, and ext2fs_dx_split_leaf()
+ * makes room in a full leaf of an indexed directory the way the
+ * kernel's do_split() does, rather than giving the index up.
+ *
+ * The hashes are the kernel's: the root's hash version (its unsigned
+ * variant when the superblock says so) and the filesystem's seed, over
+ * the name as it is on disk -- in an encrypted directory, the
+ * ciphertext -- except in a casefolded encrypted directory, whose
+ * entries carry their hash after the name, since it cannot be computed
+ * without the key.
+ *
+ * This file may be redistributed under the terms of the GNU Library
+ * General Public License, version 2.
+ */
+
+#include "config.h"
+#include <string.h>
+#include <stdlib.h>
+#include <ext2fs/ext2fs.h>
+#include "ext4_crypt.h"
+
+#define DX_ROOT_INFO_OFFSET	24	/* after "." and ".." */
+#define DX_ROOT_ENTRIES		32	/* after the root info */
+#define DX_NODE_ENTRIES		8	/* after the fake empty entry */
+#define DX_MAX_DEPTH		3	/* index levels, root included */
+#define DX_SLACK_PERCENT	20	/* room left in a built leaf */
+
+struct dx_dir {
+	ext2_filsys fs;
+	ext2_ino_t ino;
+	struct ext2_inode inode;
+	int hash_version;	/* for ext2fs_dirhash2: unsigned applied */
+	int hash_in_dirent;
+	unsigned int csum_size;	/* a leaf's dirent tail */
+	unsigned int root_limit, node_limit;
+	unsigned int max_depth;
+};
+
+/* One entry being sorted: where it is and its hash */
+struct dx_rec {
+	struct ext2_dir_entry *de;
+	__u32 hash, minor;
+};
+
+static errcode_t dx_dir_open(ext2_filsys fs, ext2_ino_t ino,
+			     struct dx_dir *d)
+{
+	unsigned int dx_csum = 0;
+	errcode_t retval;
+
+	memset(d, 0, sizeof(*d));
+	d->fs = fs;
+	d->ino = ino;
+	if (!(fs->flags & EXT2_FLAG_RW))
+		return EXT2_ET_RO_FILSYS;
+	retval = ext2fs_read_inode(fs, ino, &d->inode);
+	if (retval)
+		return retval;
+	if (!LINUX_S_ISDIR(d->inode.i_mode))
+		return EXT2_ET_NO_DIRECTORY;
+	if (d->inode.i_flags & EXT4_INLINE_DATA_FL)
+		return EXT2_ET_INLINE_DATA_CANT_ITERATE;
+	if (ext2fs_has_feature_metadata_csum(fs->super)) {
+		d->csum_size = sizeof(struct ext2_dir_entry_tail);
+		dx_csum = sizeof(struct ext2_dx_tail);
+	}
+	d->root_limit = (fs->blocksize - DX_ROOT_ENTRIES - dx_csum) /
+			sizeof(struct ext2_dx_entry);
+	d->node_limit = (fs->blocksize - DX_NODE_ENTRIES - dx_csum) /
+			sizeof(struct ext2_dx_entry);
+	d->max_depth = ext2fs_has_feature_largedir(fs->super) ?
+		       DX_MAX_DEPTH : DX_MAX_DEPTH - 1;
+	d->hash_in_dirent = !!ext4_hash_in_dirent(&d->inode);
+	return 0;
+}
+
+/* The version the kernel hashes with, from the root's */
+static errcode_t dx_set_version(struct dx_dir *d, int version)
+{
+	if (d->hash_in_dirent != (version == EXT2_HASH_SIPHASH))
+		return EXT2_ET_DIR_CORRUPTED;
+	if (version > EXT2_HASH_TEA && version != EXT2_HASH_SIPHASH)
+		return EXT2_ET_DIRHASH_UNSUPP;
+	if (version <= EXT2_HASH_TEA &&
+	    (d->fs->super->s_flags & EXT2_FLAGS_UNSIGNED_HASH))
+		version += 3;
+	d->hash_version = version;
+	return 0;
+}
+
+static errcode_t dx_hash(struct dx_dir *d, const __u8 *name, int len,
+			 const struct ext2_dir_entry_hash *stored,
+			 __u32 *hash, __u32 *minor)
+{
+	ext2_dirhash_t h = 0, m = 0;
+	errcode_t retval;
+
+	if (d->hash_in_dirent) {
+		if (!stored)
+			return EXT2_ET_CRYPT_BAD_DIRENT_HASH;
+		*hash = ext2fs_le32_to_cpu(stored->hash);
+		*minor = ext2fs_le32_to_cpu(stored->minor_hash);
+		return 0;
+	}
+	/* a casefolded plaintext name folds first, as in the kernel */
+	retval = ext2fs_dirhash2(d->hash_version, (const char *) name, len,
+				 d->fs->encoding,
+				 d->inode.i_flags & EXT4_CASEFOLD_FL,
+				 d->fs->super->s_hash_seed, &h, &m);
+	*hash = h;
+	*minor = m;
+	return retval;
+}
+
+static errcode_t dx_entry_hash(struct dx_dir *d, struct ext2_dir_entry *de,
+			       unsigned int rec_len, __u32 *hash,
+			       __u32 *minor)
+{
+	int len = ext2fs_dirent_name_len(de);
+
+	if (d->hash_in_dirent &&
+	    rec_len < ext2fs_dir_rec_len(len, 1))
+		return EXT2_ET_DIR_CORRUPTED;
+	return dx_hash(d, (__u8 *) de->name, len,
+		       d->hash_in_dirent ? EXT2_DIRENT_HASHES(de) : NULL,
+		       hash, minor);
+}
+
+static int dx_rec_cmp(const void *a, const void *b)
+{
+	const struct dx_rec *ra = a, *rb = b;
+	int la, lb, ret;
+
+	if (ra->hash != rb->hash)
+		return ra->hash < rb->hash ? -1 : 1;
+	if (ra->minor != rb->minor)
+		return ra->minor < rb->minor ? -1 : 1;
+	la = ext2fs_dirent_name_len(ra->de);
+	lb = ext2fs_dirent_name_len(rb->de);
+	ret = memcmp(ra->de->name, rb->de->name, la < lb ? la : lb);
+	if (ret)
+		return ret;
+	return la - lb;
+}
+
+static errcode_t dx_lblk_to_pblk(struct dx_dir *d, blk64_t lblk,
+				 blk64_t *pblk)
+{
+	errcode_t retval;
+
+	retval = ext2fs_bmap2(d->fs, d->ino, &d->inode, NULL, 0, lblk, NULL,
+			      pblk);
+	if (!retval && !*pblk)
+		retval = EXT2_ET_DIR_CORRUPTED;
+	return retval;
+}
+
+static errcode_t dx_read(struct dx_dir *d, blk64_t lblk, char *buf)
+{
+	blk64_t pblk;
+	errcode_t retval;
+
+	retval = dx_lblk_to_pblk(d, lblk, &pblk);
+	if (!retval)
+		retval = ext2fs_read_dir_block4(d->fs, pblk, buf, 0, d->ino);
+	return retval;
+}
+
+static errcode_t dx_write(struct dx_dir *d, blk64_t lblk, char *buf)
+{
+	blk64_t pblk;
+	errcode_t retval;
+
+	retval = dx_lblk_to_pblk(d, lblk, &pblk);
+	if (!retval)
+		retval = ext2fs_write_dir_block4(d->fs, pblk, buf, 0, d->ino);
+	return retval;
+}
+
+/*
+ * Give the directory one more block, written as an empty leaf so the
+ * directory stays whole if we stop before filling it.
+ */
+static errcode_t dx_append_block(struct dx_dir *d, char *buf,
+				 blk64_t *lblk)
+{
+	ext2_filsys fs = d->fs;
+	struct ext2_dir_entry *de = (struct ext2_dir_entry *) buf;
+	blk64_t pblk = 0, next = EXT2_I_SIZE(&d->inode) / fs->blocksize;
+	errcode_t retval;
+
+	retval = ext2fs_bmap2(fs, d->ino, &d->inode, NULL, BMAP_ALLOC, next,
+			      NULL, &pblk);
+	if (retval)
+		return retval;
+	memset(buf, 0, fs->blocksize);
+	retval = ext2fs_set_rec_len(fs, fs->blocksize - d->csum_size, de);
+	if (retval)
+		return retval;
+	if (d->csum_size)
+		ext2fs_initialize_dirent_tail(fs,
+			EXT2_DIRENT_TAIL(buf, fs->blocksize));
+	retval = ext2fs_write_dir_block4(fs, pblk, buf, 0, d->ino);
+	if (retval)
+		return retval;
+	retval = ext2fs_inode_size_set(fs, &d->inode,
+				       (next + 1) * fs->blocksize);
+	if (!retval)
+		retval = ext2fs_write_inode(fs, d->ino, &d->inode);
+	*lblk = next;
+	return retval;
+}
+
+/*
+ * Lay out the entries @recs[0..@n) in hash order from @buf on: as many
+ * as fit, leaving @slack bytes, then a new block.  The hash each block
+ * starts with (its low bit set when the previous block ends with the
+ * same hash: the kernel's "continued") goes to @start.
+ */
+struct dx_out {
+	char *buf;
+	__u32 *start;
+	size_t blocks, size;
+};
+
+static errcode_t dx_out_block(struct dx_dir *d, struct dx_out *o,
+			      char **block)
+{
+	size_t size;
+	errcode_t retval;
+
+	if (o->blocks == o->size) {
+		size = o->size ? o->size * 2 : 16;
+		retval = ext2fs_resize_mem(o->size * d->fs->blocksize,
+					   size * d->fs->blocksize, &o->buf);
+		if (!retval)
+			retval = ext2fs_resize_array(sizeof(__u32), o->size,
+						     size, &o->start);
+		if (retval)
+			return retval;
+		o->size = size;
+	}
+	*block = o->buf + o->blocks * d->fs->blocksize;
+	memset(*block, 0, d->fs->blocksize);
+	o->start[o->blocks] = 0;
+	o->blocks++;
+	return 0;
+}
+
+/* Close a leaf: its last entry takes what is left; the tail goes on. */
+static errcode_t dx_close_leaf(struct dx_dir *d, char *block,
+			       struct ext2_dir_entry *last,
+			       unsigned int used)
+{
+	ext2_filsys fs = d->fs;
+	unsigned int room = fs->blocksize - d->csum_size;
+	unsigned int rec_len;
+	errcode_t retval;
+
+	if (last) {
+		retval = ext2fs_get_rec_len(fs, last, &rec_len);
+		if (!retval)
+			retval = ext2fs_set_rec_len(fs, rec_len + room - used,
+						    last);
+	} else {
+		retval = ext2fs_set_rec_len(fs, room,
+					    (struct ext2_dir_entry *) block);
+	}
+	if (!retval && d->csum_size)
+		ext2fs_initialize_dirent_tail(fs,
+			EXT2_DIRENT_TAIL(block, fs->blocksize));
+	return retval;
+}
+
+static void dx_copy_entry(struct dx_dir *d, struct ext2_dir_entry *to,
+			  const struct dx_rec *r)
+{
+	int len = ext2fs_dirent_name_len(r->de);
+
+	to->inode = r->de->inode;
+	ext2fs_dirent_set_name_len(to, len);
+	ext2fs_dirent_set_file_type(to, ext2fs_dirent_file_type(r->de));
+	memcpy(to->name, r->de->name, len);
+	if (d->hash_in_dirent) {
+		EXT2_DIRENT_HASHES(to)->hash = ext2fs_cpu_to_le32(r->hash);
+		EXT2_DIRENT_HASHES(to)->minor_hash =
+			ext2fs_cpu_to_le32(r->minor);
+	}
+}
+
+static errcode_t dx_pack_leaves(struct dx_dir *d, const struct dx_rec *recs,
+				size_t n, unsigned int slack,
+				struct dx_out *o)
+{
+	ext2_filsys fs = d->fs;
+	unsigned int room = fs->blocksize - d->csum_size;
+	unsigned int used = 0, rec_len;
+	struct ext2_dir_entry *de, *last = NULL;
+	char *block;
+	size_t i;
+	errcode_t retval;
+
+	retval = dx_out_block(d, o, &block);
+	if (retval)
+		return retval;
+	for (i = 0; i < n; i++) {
+		rec_len = ext2fs_dir_rec_len(ext2fs_dirent_name_len(recs[i].de),
+					     d->hash_in_dirent);
+		if (last && (used + rec_len > room ||
+			     room - used < slack)) {
+			retval = dx_close_leaf(d, block, last, used);
+			if (!retval)
+				retval = dx_out_block(d, o, &block);
+			if (retval)
+				return retval;
+			used = 0;
+			last = NULL;
+		}
+		if (!last)
+			o->start[o->blocks - 1] = recs[i].hash |
+				(i && recs[i - 1].hash == recs[i].hash);
+		de = (struct ext2_dir_entry *) (block + used);
+		dx_copy_entry(d, de, &recs[i]);
+		retval = ext2fs_set_rec_len(fs, rec_len, de);
+		if (retval)
+			return retval;
+		used += rec_len;
+		last = de;
+	}
+	return dx_close_leaf(d, block, last, used);
+}
+
+static struct ext2_dx_countlimit *dx_init_node(struct dx_dir *d, char *buf)
+{
+	struct ext2_dir_entry *de = (struct ext2_dir_entry *) buf;
+	struct ext2_dx_countlimit *cl;
+
+	memset(buf, 0, d->fs->blocksize);
+	(void) ext2fs_set_rec_len(d->fs, d->fs->blocksize, de);
+	cl = (struct ext2_dx_countlimit *) (buf + DX_NODE_ENTRIES);
+	cl->limit = ext2fs_cpu_to_le16(d->node_limit);
+	return cl;
+}
+
+/* Fill @n index entries from child blocks @blk with start hashes @hash. */
+static void dx_fill_entries(struct ext2_dx_countlimit *cl,
+			    const blk64_t *blk, const __u32 *hash, size_t n)
+{
+	struct ext2_dx_entry *ent = (struct ext2_dx_entry *) cl;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		ent[i].block = ext2fs_cpu_to_le32(blk[i]);
+		if (i)
+			ent[i].hash = ext2fs_cpu_to_le32(hash[i]);
+	}
+	/* the first entry's hash is the count and limit */
+	cl->count = ext2fs_cpu_to_le16(n);
+}
+
+/*
+ * Build the index above the leaves o->buf's blocks 1.. : levels of
+ * nodes, each child shared out evenly, until the root holds the rest.
+ * Returns EXT2_ET_DIR_NO_SPACE when the depth allowed is not enough.
+ */
+static errcode_t dx_build_tree(struct dx_dir *d, struct dx_out *o,
+			       ext2_ino_t parent, int *levels)
+{
+	ext2_filsys fs = d->fs;
+	struct ext2_dx_root_info *info;
+	struct ext2_dir_entry *de;
+	struct ext2_dx_countlimit *cl;
+	blk64_t *blk = NULL, *up_blk = NULL;
+	__u32 *hash = NULL, *up_hash = NULL;
+	size_t n = o->blocks - 1, nodes, k, first, end, i;
+	int depth = 0, ft;
+	char *block;
+	errcode_t retval;
+
+	retval = ext2fs_get_array(n, sizeof(*blk), &blk);
+	if (!retval)
+		retval = ext2fs_get_array(n, sizeof(*hash), &hash);
+	if (retval)
+		goto errout;
+	for (i = 0; i < n; i++) {
+		blk[i] = i + 1;
+		hash[i] = o->start[i + 1];
+	}
+	while (n > d->root_limit) {
+		if ((unsigned) depth + 2 > d->max_depth) {
+			retval = EXT2_ET_DIR_NO_SPACE;
+			goto errout;
+		}
+		nodes = (n + d->node_limit - 1) / d->node_limit;
+		retval = ext2fs_get_array(nodes, sizeof(*up_blk), &up_blk);
+		if (!retval)
+			retval = ext2fs_get_array(nodes, sizeof(*up_hash),
+						  &up_hash);
+		if (retval)
+			goto errout;
+		for (k = 0; k < nodes; k++) {
+			first = k * n / nodes;
+			end = (k + 1) * n / nodes;
+			retval = dx_out_block(d, o, &block);
+			if (retval)
+				goto errout;
+			cl = dx_init_node(d, block);
+			dx_fill_entries(cl, blk + first, hash + first,
+					end - first);
+			up_blk[k] = o->blocks - 1;
+			up_hash[k] = hash[first];
+		}
+		ext2fs_free_mem(&blk);
+		ext2fs_free_mem(&hash);
+		blk = up_blk;
+		hash = up_hash;
+		up_blk = NULL;
+		up_hash = NULL;
+		n = nodes;
+		depth++;
+	}
+
+	/* the root: "." and ".." as the kernel's make_indexed_dir() */
+	block = o->buf;
+	memset(block, 0, fs->blocksize);
+	ft = ext2fs_has_feature_filetype(fs->super) ? EXT2_FT_DIR : 0;
+	de = (struct ext2_dir_entry *) block;
+	de->inode = d->ino;
+	ext2fs_dirent_set_name_len(de, 1);
+	ext2fs_dirent_set_file_type(de, ft);
+	de->name[0] = '.';
+	retval = ext2fs_set_rec_len(fs, EXT2_DIR_REC_LEN(1), de);
+	if (retval)
+		goto errout;
+	de = (struct ext2_dir_entry *) (block + EXT2_DIR_REC_LEN(1));
+	de->inode = parent;
+	ext2fs_dirent_set_name_len(de, 2);
+	ext2fs_dirent_set_file_type(de, ft);
+	de->name[0] = de->name[1] = '.';
+	retval = ext2fs_set_rec_len(fs, fs->blocksize - EXT2_DIR_REC_LEN(1),
+				    de);
+	if (retval)
+		goto errout;
+	info = (struct ext2_dx_root_info *) (block + DX_ROOT_INFO_OFFSET);
+	info->hash_version = d->hash_in_dirent ? EXT2_HASH_SIPHASH :
+			     fs->super->s_def_hash_version;
+	info->info_length = sizeof(*info);
+	info->indirect_levels = depth;
+	cl = (struct ext2_dx_countlimit *) (block + DX_ROOT_ENTRIES);
+	cl->limit = ext2fs_cpu_to_le16(d->root_limit);
+	dx_fill_entries(cl, blk, hash, n);
+	*levels = depth;
+errout:
+	ext2fs_free_mem(&blk);
+	ext2fs_free_mem(&hash);
+	ext2fs_free_mem(&up_blk);
+	ext2fs_free_mem(&up_hash);
+	return retval;
+}
+
+/*
+ * Collect the live entries of the linear directory read into @in
+ * (@nblocks blocks), "." and ".." apart: ".." gives @parent.
+ */
+static errcode_t dx_collect(struct dx_dir *d, char *in, blk64_t nblocks,
+			    struct dx_rec **recs, size_t *n,
+			    ext2_ino_t *parent)
+{
+	ext2_filsys fs = d->fs;
+	struct ext2_dir_entry *de;
+	struct dx_rec *r = NULL;
+	size_t count = 0, size = 0;
+	unsigned int offset, rec_len, len;
+	blk64_t b;
+	errcode_t retval = 0;
+
+	*parent = 0;
+	for (b = 0; b < nblocks; b++) {
+		for (offset = 0; offset < fs->blocksize; offset += rec_len) {
+			de = (struct ext2_dir_entry *)
+				(in + b * fs->blocksize + offset);
+			retval = ext2fs_get_rec_len(fs, de, &rec_len);
+			if (retval)
+				goto errout;
+			len = ext2fs_dirent_name_len(de);
+			if (rec_len < 8 || rec_len % 4 ||
+			    offset + rec_len > fs->blocksize ||
+			    (de->inode && rec_len <
+			     ext2fs_dir_rec_len(len, 0))) {
+				retval = EXT2_ET_DIR_CORRUPTED;
+				goto errout;
+			}
+			if (!de->inode)
+				continue;
+			if (b == 0 && offset == 0) {
+				if (len != 1 || de->name[0] != '.')
+					goto corrupt;
+				continue;
+			}
+			if (b == 0 && offset == EXT2_DIR_REC_LEN(1)) {
+				if (len != 2 || de->name[0] != '.' ||
+				    de->name[1] != '.')
+					goto corrupt;
+				*parent = de->inode;
+				continue;
+			}
+			if (count == size) {
+				size = size ? size * 2 : 256;
+				retval = ext2fs_resize_array(sizeof(*r), count,
+							     size, &r);
+				if (retval)
+					goto errout;
+			}
+			r[count].de = de;
+			retval = dx_entry_hash(d, de, rec_len, &r[count].hash,
+					       &r[count].minor);
+			if (retval)
+				goto errout;
+			count++;
+		}
+	}
+	if (!*parent)
+		goto corrupt;
+	*recs = r;
+	*n = count;
+	return 0;
+corrupt:
+	retval = EXT2_ET_DIR_CORRUPTED;
+errout:
+	ext2fs_free_mem(&r);
+	return retval;
+}
+
+/*
+ * Index directory @ino, filled linearly, as the kernel would have: its
+ * entries sorted by hash into leaves with some room left, and the index
+ * above them, two levels deep at most, three with large_dir.  A
+ * directory of one block, an indexed one, one with inline data, or a
+ * filesystem without dir_index is left as it is; so is a directory too
+ * large for the depth allowed, which stays linear (and valid): that
+ * returns EXT2_ET_DIR_NO_SPACE.  Should the blocks the index needs not
+ * be there, the directory stays linear too, with empty blocks added.
+ */
+errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
+{
+	struct dx_dir d;
+	struct dx_out o = { NULL, NULL, 0, 0 };
+	struct dx_rec *recs = NULL;
+	size_t n = 0;
+	blk64_t nblocks, b, pblk, lblk;
+	ext2_ino_t parent;
+	unsigned int slack;
+	char *in = NULL, *scratch = NULL, *root;
+	int levels;
+	errcode_t retval;
+
+	retval = dx_dir_open(fs, ino, &d);
+	if (retval == EXT2_ET_INLINE_DATA_CANT_ITERATE)
+		return 0;
+	if (retval)
+		return retval;
+	nblocks = EXT2_I_SIZE(&d.inode) / fs->blocksize;
+	if (!ext2fs_has_feature_dir_index(fs->super) ||
+	    (d.inode.i_flags & EXT2_INDEX_FL) || nblocks < 2)
+		return 0;
+	retval = dx_set_version(&d, d.hash_in_dirent ? EXT2_HASH_SIPHASH :
+				fs->super->s_def_hash_version);
+	if (retval)
+		return retval;
+
+	retval = ext2fs_get_array(nblocks, fs->blocksize, &in);
+	if (!retval)
+		retval = ext2fs_get_mem(fs->blocksize, &scratch);
+	if (retval)
+		goto errout;
+	for (b = 0; b < nblocks && !retval; b++)
+		retval = dx_read(&d, b, in + b * fs->blocksize);
+	if (!retval)
+		retval = dx_collect(&d, in, nblocks, &recs, &n, &parent);
+	if (retval)
+		goto errout;
+	qsort(recs, n, sizeof(*recs), dx_rec_cmp);
+
+	/* block 0 is the root, filled in last; leaves follow */
+	retval = dx_out_block(&d, &o, &root);
+	if (retval)
+		goto errout;
+	slack = (fs->blocksize - d.csum_size) * DX_SLACK_PERCENT / 100;
+	retval = dx_pack_leaves(&d, recs, n, slack, &o);
+	if (!retval)
+		retval = dx_build_tree(&d, &o, parent, &levels);
+	if (retval)
+		goto errout;
+
+	/* room first: a directory we cannot grow stays as it was */
+	while (EXT2_I_SIZE(&d.inode) / fs->blocksize < o.blocks) {
+		retval = dx_append_block(&d, scratch, &lblk);
+		if (retval)
+			goto errout;
+	}
+	for (b = 0; b < o.blocks && !retval; b++) {
+		retval = dx_lblk_to_pblk(&d, b, &pblk);
+		if (!retval)
+			retval = ext2fs_write_dir_block4(fs, pblk,
+					o.buf + b * fs->blocksize, 0, ino);
+	}
+	if (retval)
+		goto errout;
+	if (o.blocks < nblocks) {
+		retval = ext2fs_punch(fs, ino, &d.inode, NULL, o.blocks,
+				      ~0ULL);
+		if (retval)
+			goto errout;
+	}
+	retval = ext2fs_inode_size_set(fs, &d.inode,
+				       (__u64) o.blocks * fs->blocksize);
+	if (retval)
+		goto errout;
+	d.inode.i_flags |= EXT2_INDEX_FL;
+	retval = ext2fs_write_inode(fs, ino, &d.inode);
+errout:
+	ext2fs_free_mem(&recs);
+	ext2fs_free_mem(&in);
+	ext2fs_free_mem(&scratch);
+	ext2fs_free_mem(&o.buf);
+	ext2fs_free_mem(&o.start);
+	return retval;
+}
+
+/* The way from the root to a leaf, and blocks set aside to grow it */
+struct dx_level {
+	blk64_t lblk;
+	char *buf;
+	unsigned int at;		/* the entry followed */
+};
+
+struct dx_path {
+	struct dx_dir d;
+	int depth;			/* index levels, root included */
+	struct dx_level lv[DX_MAX_DEPTH];
+	blk64_t leaf;
+	blk64_t pool[DX_MAX_DEPTH + 1];
+	int npool;
+};
+
+static struct ext2_dx_countlimit *dx_countlimit(struct dx_path *p, int l)
+{
+	return (struct ext2_dx_countlimit *) (p->lv[l].buf +
+		(l ? DX_NODE_ENTRIES : DX_ROOT_ENTRIES));
+}
+
+static void dx_path_free(struct dx_path *p)
+{
+	int l;
+
+	for (l = 0; l < DX_MAX_DEPTH; l++)
+		ext2fs_free_mem(&p->lv[l].buf);
+}
+
+/* Read the root of indexed @ino; the hash version comes from it. */
+static errcode_t dx_path_open(ext2_filsys fs, ext2_ino_t ino,
+			      struct dx_path *p)
+{
+	struct ext2_dx_root_info *info;
+	int l;
+	errcode_t retval;
+
+	memset(p, 0, sizeof(*p));
+	retval = dx_dir_open(fs, ino, &p->d);
+	if (retval)
+		return retval;
+	if (!(p->d.inode.i_flags & EXT2_INDEX_FL))
+		return EXT2_ET_DIR_CORRUPTED;
+	for (l = 0; l < DX_MAX_DEPTH && !retval; l++)
+		retval = ext2fs_get_mem(fs->blocksize, &p->lv[l].buf);
+	if (!retval)
+		retval = dx_read(&p->d, 0, p->lv[0].buf);
+	if (retval)
+		return retval;
+	info = (struct ext2_dx_root_info *) (p->lv[0].buf +
+					     DX_ROOT_INFO_OFFSET);
+	if (info->info_length != sizeof(*info) ||
+	    info->indirect_levels >= DX_MAX_DEPTH)
+		return EXT2_ET_DIR_CORRUPTED;
+	p->depth = info->indirect_levels + 1;
+	return dx_set_version(&p->d, info->hash_version);
+}
+
+/* Follow @hash down to its leaf, as the kernel's dx_probe(). */
+static errcode_t dx_path_walk(struct dx_path *p, __u32 hash)
+{
+	struct ext2_dx_countlimit *cl;
+	struct ext2_dx_entry *ent;
+	unsigned int count, limit, i, off;
+	blk64_t lblk = 0;
+	int l;
+	errcode_t retval;
+
+	for (l = 0; l < p->depth; l++) {
+		if (l) {
+			retval = dx_read(&p->d, lblk, p->lv[l].buf);
+			if (retval)
+				return retval;
+		}
+		p->lv[l].lblk = lblk;
+		off = l ? DX_NODE_ENTRIES : DX_ROOT_ENTRIES;
+		cl = dx_countlimit(p, l);
+		count = ext2fs_le16_to_cpu(cl->count);
+		limit = ext2fs_le16_to_cpu(cl->limit);
+		if (count == 0 || count > limit ||
+		    off + limit * sizeof(*ent) > p->d.fs->blocksize)
+			return EXT2_ET_DIR_CORRUPTED;
+		ent = (struct ext2_dx_entry *) cl;
+		for (i = 1; i < count &&
+		     ext2fs_le32_to_cpu(ent[i].hash) <= hash; i++)
+			;
+		p->lv[l].at = i - 1;
+		lblk = ext2fs_le32_to_cpu(ent[i - 1].block) & 0x0fffffff;
+	}
+	p->leaf = lblk;
+	return 0;
+}
+
+static errcode_t dx_name_hash(struct dx_path *p,
+			      const struct ext4_encrypted_name *n,
+			      __u32 *hash)
+{
+	struct ext2_dir_entry_hash stored;
+	__u32 minor;
+
+	if (n->has_hash != p->d.hash_in_dirent)
+		return EXT2_ET_CRYPT_BAD_DIRENT_HASH;
+	stored.hash = ext2fs_cpu_to_le32(n->hash);
+	stored.minor_hash = ext2fs_cpu_to_le32(n->minor_hash);
+	return dx_hash(&p->d, n->name, n->name_len,
+		       n->has_hash ? &stored : NULL, hash, &minor);
+}
+
+/*
+ * The leaf of indexed directory @dir where the name @n belongs, and
+ * the hash it is found by.
+ */
+errcode_t ext2fs_dx_find_leaf(ext2_filsys fs, ext2_ino_t dir,
+			      const struct ext4_encrypted_name *n,
+			      blk64_t *leaf, __u32 *hash)
+{
+	struct dx_path p;
+	errcode_t retval;
+
+	retval = dx_path_open(fs, dir, &p);
+	if (!retval)
+		retval = dx_name_hash(&p, n, hash);
+	if (!retval)
+		retval = dx_path_walk(&p, *hash);
+	if (!retval)
+		*leaf = p.leaf;
+	dx_path_free(&p);
+	return retval;
+}
+
+static errcode_t dx_take_block(struct dx_path *p, blk64_t *lblk)
+{
+	if (!p->npool)
+		return EXT2_ET_DIR_CORRUPTED;
+	*lblk = p->pool[--p->npool];
+	return 0;
+}
+
+/*
+ * A full root becomes the one child of a new root, the tree a level
+ * deeper (the kernel does the same when every level is full).
+ */
+static errcode_t dx_grow(struct dx_path *p)
+{
+	struct ext2_dx_root_info *info;
+	struct ext2_dx_countlimit *cl, *ncl;
+	struct ext2_dx_entry *ent;
+	char *buf = p->lv[p->depth].buf;
+	blk64_t lblk;
+	unsigned int count;
+	int l;
+	errcode_t retval;
+
+	retval = dx_take_block(p, &lblk);
+	if (retval)
+		return retval;
+	cl = dx_countlimit(p, 0);
+	count = ext2fs_le16_to_cpu(cl->count);
+	ncl = dx_init_node(&p->d, buf);
+	memcpy(ncl, cl, count * sizeof(*ent));
+	ncl->limit = ext2fs_cpu_to_le16(p->d.node_limit);
+	ncl->count = ext2fs_cpu_to_le16(count);
+	retval = dx_write(&p->d, lblk, buf);
+	if (retval)
+		return retval;
+
+	ent = (struct ext2_dx_entry *) cl;
+	ent[0].block = ext2fs_cpu_to_le32(lblk);
+	cl->count = ext2fs_cpu_to_le16(1);
+	info = (struct ext2_dx_root_info *) (p->lv[0].buf +
+					     DX_ROOT_INFO_OFFSET);
+	info->indirect_levels++;
+	retval = dx_write(&p->d, 0, p->lv[0].buf);
+	if (retval)
+		return retval;
+
+	/* the new node sits between the root and the old level 1 */
+	for (l = p->depth; l > 1; l--)
+		p->lv[l] = p->lv[l - 1];
+	p->lv[1].buf = buf;
+	p->lv[1].lblk = lblk;
+	p->lv[1].at = p->lv[0].at;
+	p->lv[0].at = 0;
+	p->depth++;
+	return 0;
+}
+
+/*
+ * Insert (@hash, @blk) after the entry followed at level @l; a full
+ * node is split in two first, its upper half going to a new node that
+ * the level above gets an entry for (the kernel's ext4_dx_add_entry()).
+ */
+static errcode_t dx_insert(struct dx_path *p, int l, __u32 hash,
+			   blk64_t blk)
+{
+	struct dx_level *lv = &p->lv[l];
+	struct ext2_dx_countlimit *cl = dx_countlimit(p, l), *ncl;
+	struct ext2_dx_entry *ent = (struct ext2_dx_entry *) cl, *nent;
+	unsigned int count = ext2fs_le16_to_cpu(cl->count);
+	unsigned int limit = ext2fs_le16_to_cpu(cl->limit);
+	unsigned int half;
+	blk64_t nblk;
+	__u32 nhash;
+	char *nbuf = NULL;
+	errcode_t retval;
+
+	if (count < limit) {
+		memmove(ent + lv->at + 2, ent + lv->at + 1,
+			(count - lv->at - 1) * sizeof(*ent));
+		ent[lv->at + 1].hash = ext2fs_cpu_to_le32(hash);
+		ent[lv->at + 1].block = ext2fs_cpu_to_le32(blk);
+		cl->count = ext2fs_cpu_to_le16(count + 1);
+		return dx_write(&p->d, lv->lblk, lv->buf);
+	}
+	if (l == 0)
+		return EXT2_ET_DIR_CORRUPTED;	/* dx_grow() saw to it */
+
+	retval = dx_take_block(p, &nblk);
+	if (!retval)
+		retval = ext2fs_get_mem(p->d.fs->blocksize, &nbuf);
+	if (retval)
+		return retval;
+	half = count / 2;
+	nhash = ext2fs_le32_to_cpu(ent[half].hash);
+	ncl = dx_init_node(&p->d, nbuf);
+	nent = (struct ext2_dx_entry *) ncl;
+	memcpy(nent + 1, ent + half + 1, (count - half - 1) * sizeof(*ent));
+	nent[0].block = ent[half].block;
+	ncl->count = ext2fs_cpu_to_le16(count - half);
+	cl->count = ext2fs_cpu_to_le16(half);
+	retval = dx_write(&p->d, nblk, nbuf);
+	if (!retval)
+		retval = dx_write(&p->d, lv->lblk, lv->buf);
+	if (!retval)
+		retval = dx_insert(p, l - 1, nhash, nblk);
+	if (retval)
+		goto errout;
+	if (lv->at >= half) {
+		memcpy(lv->buf, nbuf, p->d.fs->blocksize);
+		lv->lblk = nblk;
+		lv->at -= half;
+	}
+	retval = dx_insert(p, l, hash, blk);
+errout:
+	ext2fs_free_mem(&nbuf);
+	return retval;
+}
+
+/* Write @n entries packed into one leaf block @buf. */
+static errcode_t dx_fill_leaf(struct dx_dir *d, char *buf,
+			      const struct dx_rec *recs, size_t n)
+{
+	struct ext2_dir_entry *de = NULL;
+	unsigned int used = 0, rec_len;
+	size_t i;
+	errcode_t retval;
+
+	memset(buf, 0, d->fs->blocksize);
+	for (i = 0; i < n; i++) {
+		rec_len = ext2fs_dir_rec_len(ext2fs_dirent_name_len(recs[i].de),
+					     d->hash_in_dirent);
+		de = (struct ext2_dir_entry *) (buf + used);
+		dx_copy_entry(d, de, &recs[i]);
+		retval = ext2fs_set_rec_len(d->fs, rec_len, de);
+		if (retval)
+			return retval;
+		used += rec_len;
+	}
+	return dx_close_leaf(d, buf, de, used);
+}
+
+/*
+ * Make room in the full leaf of indexed directory @dir that @hash
+ * selects, as the kernel's do_split(): its entries sorted by hash, the
+ * upper half by size goes to a new leaf, which the index gets an entry
+ * for (splitting index nodes, or adding a level, when they are full).
+ * Returns EXT2_ET_DIR_NO_SPACE when the index cannot take another
+ * leaf, or the directory cannot grow; it is then unchanged, but for
+ * empty blocks at its end.
+ */
+errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
+{
+	struct dx_path p;
+	struct dx_rec *recs = NULL;
+	struct ext2_dir_entry *de;
+	struct ext2_dx_countlimit *cl;
+	char *leaf = NULL, *lo = NULL, *hi = NULL;
+	size_t count = 0, size = 0, split, move, i;
+	unsigned int offset, rec_len, len, total;
+	blk64_t nblk;
+	__u32 hash2;
+	int l, need;
+	errcode_t retval;
+
+	retval = dx_path_open(fs, dir, &p);
+	if (!retval)
+		retval = dx_path_walk(&p, hash);
+	if (!retval)
+		retval = ext2fs_get_mem(fs->blocksize, &leaf);
+	if (!retval)
+		retval = ext2fs_get_mem(fs->blocksize, &lo);
+	if (!retval)
+		retval = ext2fs_get_mem(fs->blocksize, &hi);
+	if (!retval)
+		retval = dx_read(&p.d, p.leaf, leaf);
+	if (retval)
+		goto errout;
+
+	for (offset = 0; offset < fs->blocksize; offset += rec_len) {
+		de = (struct ext2_dir_entry *) (leaf + offset);
+		retval = ext2fs_get_rec_len(fs, de, &rec_len);
+		if (retval)
+			goto errout;
+		len = ext2fs_dirent_name_len(de);
+		if (rec_len < 8 || offset + rec_len > fs->blocksize ||
+		    (de->inode && rec_len < ext2fs_dir_rec_len(len, 0))) {
+			retval = EXT2_ET_DIR_CORRUPTED;
+			goto errout;
+		}
+		if (!de->inode)
+			continue;
+		if (count == size) {
+			size = size ? size * 2 : 64;
+			retval = ext2fs_resize_array(sizeof(*recs), count,
+						     size, &recs);
+			if (retval)
+				goto errout;
+		}
+		recs[count].de = de;
+		retval = dx_entry_hash(&p.d, de, rec_len, &recs[count].hash,
+				       &recs[count].minor);
+		if (retval)
+			goto errout;
+		count++;
+	}
+	if (count < 2) {
+		retval = EXT2_ET_DIR_NO_SPACE;
+		goto errout;
+	}
+	qsort(recs, count, sizeof(*recs), dx_rec_cmp);
+
+	/*
+	 * The kernel's split point: entries move up from the end while
+	 * more than half of each still fits in half a block.
+	 */
+	for (i = count, move = 0, total = 0; i > 0; i--, move++) {
+		rec_len = ext2fs_dir_rec_len(
+				ext2fs_dirent_name_len(recs[i - 1].de),
+				p.d.hash_in_dirent);
+		if (total + rec_len / 2 > fs->blocksize / 2)
+			break;
+		total += rec_len;
+	}
+	split = i > 1 ? count - move : count / 2;
+	if (split < 1 || split >= count)
+		split = count / 2;
+	hash2 = recs[split].hash | (recs[split - 1].hash == recs[split].hash);
+
+	/* blocks first: the new leaf, one per full level, one to grow */
+	need = 1;
+	for (l = p.depth - 1; l >= 0; l--) {
+		cl = dx_countlimit(&p, l);
+		if (ext2fs_le16_to_cpu(cl->count) <
+		    ext2fs_le16_to_cpu(cl->limit))
+			break;
+		need++;
+	}
+	if (l < 0 && (unsigned) p.depth >= p.d.max_depth) {
+		retval = EXT2_ET_DIR_NO_SPACE;
+		goto errout;
+	}
+	while (p.npool < need) {
+		retval = dx_append_block(&p.d, lo, &p.pool[p.npool]);
+		if (retval) {
+			retval = EXT2_ET_DIR_NO_SPACE;
+			goto errout;
+		}
+		p.npool++;
+	}
+	retval = dx_take_block(&p, &nblk);
+	if (!retval)
+		retval = dx_fill_leaf(&p.d, lo, recs, split);
+	if (!retval)
+		retval = dx_fill_leaf(&p.d, hi, recs + split, count - split);
+	if (!retval)
+		retval = dx_write(&p.d, nblk, hi);
+	if (!retval && l < 0)
+		retval = dx_grow(&p);
+	if (!retval)
+		retval = dx_insert(&p, p.depth - 1, hash2, nblk);
+	if (!retval)
+		retval = dx_write(&p.d, p.leaf, lo);
+errout:
+	ext2fs_free_mem(&recs);
+	ext2fs_free_mem(&leaf);
+	ext2fs_free_mem(&lo);
+	ext2fs_free_mem(&hi);
+	dx_path_free(&p);
+	return retval;
+}
+
+/*
+ * Step to the next leaf if it continues @hash: the kernel's
+ * ext4_htree_next_block().  Returns 0 with *@more clear at the end.
+ */
+static errcode_t dx_next_leaf(struct dx_path *p, __u32 hash, int *more)
+{
+	struct ext2_dx_countlimit *cl;
+	struct ext2_dx_entry *ent;
+	__u32 next;
+	int l = p->depth - 1;
+	errcode_t retval;
+
+	*more = 0;
+	for (;;) {
+		cl = dx_countlimit(p, l);
+		if (p->lv[l].at + 1 < ext2fs_le16_to_cpu(cl->count))
+			break;
+		if (l == 0)
+			return 0;
+		l--;
+	}
+	ent = (struct ext2_dx_entry *) cl;
+	/* a hash of ours (even) goes on only into its own collisions */
+	next = ext2fs_le32_to_cpu(ent[++p->lv[l].at].hash);
+	if ((next & ~1U) != hash)
+		return 0;
+	for (; l < p->depth; l++) {
+		ent = (struct ext2_dx_entry *) dx_countlimit(p, l);
+		p->leaf = ext2fs_le32_to_cpu(ent[p->lv[l].at].block) &
+			  0x0fffffff;
+		if (l + 1 == p->depth)
+			break;
+		retval = dx_read(&p->d, p->leaf, p->lv[l + 1].buf);
+		if (retval)
+			return retval;
+		p->lv[l + 1].lblk = p->leaf;
+		p->lv[l + 1].at = 0;
+	}
+	*more = 1;
+	return 0;
+}
+
+/*
+ * Look @n up in indexed directory @dir by its hash, as the kernel does:
+ * only the leaf the hash selects, and those that continue it, are read.
+ */
+errcode_t ext2fs_dx_lookup(ext2_filsys fs, ext2_ino_t dir,
+			   const struct ext4_encrypted_name *n,
+			   ext2_ino_t *ino)
+{
+	struct dx_path p;
+	struct ext2_dir_entry *de;
+	unsigned int offset, rec_len;
+	char *buf = NULL;
+	__u32 hash;
+	int more = 1;
+	errcode_t retval;
+
+	retval = dx_path_open(fs, dir, &p);
+	if (!retval)
+		retval = dx_name_hash(&p, n, &hash);
+	if (!retval)
+		retval = dx_path_walk(&p, hash);
+	if (!retval)
+		retval = ext2fs_get_mem(fs->blocksize, &buf);
+	while (!retval && more) {
+		retval = dx_read(&p.d, p.leaf, buf);
+		for (offset = 0; !retval && offset < fs->blocksize;
+		     offset += rec_len) {
+			de = (struct ext2_dir_entry *) (buf + offset);
+			retval = ext2fs_get_rec_len(fs, de, &rec_len);
+			if (!retval && (rec_len < 8 ||
+					offset + rec_len > fs->blocksize))
+				retval = EXT2_ET_DIR_CORRUPTED;
+			if (retval || !de->inode ||
+			    ext2fs_dirent_name_len(de) != n->name_len ||
+			    rec_len < ext2fs_dir_rec_len(n->name_len, 0) ||
+			    memcmp(de->name, n->name, n->name_len))
+				continue;
+			*ino = de->inode;
+			goto out;
+		}
+		if (!retval)
+			retval = dx_next_leaf(&p, hash, &more);
+	}
+	if (!retval)
+		retval = EXT2_ET_FILE_NOT_FOUND;
+out:
+	ext2fs_free_mem(&buf);
+	dx_path_free(&p);
+	return retval;
+}
