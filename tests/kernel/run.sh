@@ -23,6 +23,7 @@ set -e
 set -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
 cache=${KLAB_CACHE:-/var/tmp/e2cryptbak-klab}
 timeout=${KLAB_TIMEOUT:-600}
 mem=${KLAB_MEM:-2048}
@@ -55,6 +56,15 @@ boot() {
 		tflags=(--foreground -k 5)
 	fi
 	truncate -s "${disk_mb}M" "$w/disk.img"
+	# the guest's tmpfs on /tmp, /var/tmp and /run would hide a tree
+	# there (a CI clone, say): it is shared again, at the same path
+	local treeargs=() treeopt=
+	case $top in
+	/tmp/*|/var/tmp/*|/run/*)
+		treeargs=(-fsdev "local,id=tree,path=$top,security_model=none,readonly=on,multidevs=remap"
+			  -device virtio-9p-pci,fsdev=tree,mount_tag=hosttree)
+		treeopt=" klab.tree=$top" ;;
+	esac
 	timeout "${tflags[@]}" "$limit" "$qemu" -accel "$accel" -cpu "$cpu" \
 		-m "$mem" -smp "$smp" -no-reboot -display none \
 		-monitor none -serial "$serial" \
@@ -62,11 +72,12 @@ boot() {
 		-append "console=ttyS0 panic=-1 ro \
 root=hostroot rootfstype=9p \
 rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose \
-init=$here/init" \
+init=$here/init$treeopt" \
 		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
 		-fsdev local,id=out,path="$w",security_model=none,multidevs=remap \
 		-device virtio-9p-pci,fsdev=out,mount_tag=klabout \
+		"${treeargs[@]}" \
 		-drive file="$w/disk.img",if=virtio,format=raw,cache=unsafe \
 		-device virtio-rng-pci \
 		<"$in" >"$out" 2>&1
