@@ -81,6 +81,8 @@ struct plan {
 	uint64_t entries, inodes, blocks, dirs, name_bytes;
 	int has_encrypted, has_encrypted_data, has_lblk_policy;
 	int has_casefold;
+	int has_verity;			/* verity files with their tree */
+	uint64_t verity_untreed;	/* and without: unencrypted ones */
 	int has_v1;			/* e4crypt's passphrase keys are v1 */
 	int root_encrypted;
 	uint32_t lf_mode;		/* a top-level "lost+found" entry */
@@ -569,12 +571,29 @@ static int sum_xattr(int index EXT2FS_ATTR((unused)),
 	return 0;
 }
 
+/*
+ * An fs-verity file whose Merkle tree the archive carries (past i_size,
+ * as for encrypted files; an unencrypted file's is not carried, 8.2):
+ * restored with its tree, it is a verity file again.
+ */
+static int has_verity_tree(const struct e2cb_entry *e, uint64_t bs)
+{
+	return LINUX_S_ISREG(e->rec.mode) &&
+		(e->rec.iflags & EXT4_VERITY_FL) &&
+		e->tar_size > (e->rec.size + bs - 1) / bs * bs;
+}
+
 /* What the target must hold: sizes, symlinks, attributes */
 static int note_sizes(struct plan *p, const struct e2cb_entry *e)
 {
 	uint64_t bs = p->block_size, size = e->rec.size;
 	size_t sizes[2] = { 0, 0 };
 
+	if (has_verity_tree(e, bs))
+		p->has_verity = 1;
+	else if (LINUX_S_ISREG(e->rec.mode) &&
+		 (e->rec.iflags & EXT4_VERITY_FL))
+		p->verity_untreed++;
 	if (LINUX_S_ISREG(e->rec.mode)) {
 		/* the data holds whole blocks; a verity tree lies past */
 		if (!(e->rec.iflags & EXT4_VERITY_FL) &&
@@ -1059,6 +1078,12 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 	if (check_fit(rs) || check_uuid(rs, h) || check_salt(rs, h))
 		return E2CB_EXIT_ERROR;
 	warn_times(rs);
+	if (p->verity_untreed)
+		fprintf(stderr, "%s: %llu fs-verity files are unencrypted: "
+			"the archive holds no Merkle tree for them, and they "
+			"are restored as plain files (fsverity enable makes "
+			"them verity files again)\n", program_name,
+			(unsigned long long) p->verity_untreed);
 	return 0;
 }
 
@@ -1540,6 +1565,8 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 	inode->i_size = e->rec.size & 0xffffffff;
 	inode->i_size_high = e->rec.size >> 32;
 	apply_rec(fs, inode, &e->rec);
+	if (has_verity_tree(e, rs->plan.block_size))
+		inode->i_flags |= EXT4_VERITY_FL;
 	return write_inode(rs, ino, inode);
 }
 
@@ -2325,6 +2352,10 @@ static void adjust_features(struct restore *rs, const struct e2cb_header *h)
 	if (rs->plan.has_encrypted && !ext2fs_has_feature_encrypt(sb)) {
 		ext2fs_set_feature_encrypt(sb);
 		printf("%s: encrypt feature turned on\n", rs->opts->device);
+	}
+	if (rs->plan.has_verity && !ext2fs_has_feature_verity(sb)) {
+		ext2fs_set_feature_verity(sb);
+		printf("%s: verity feature turned on\n", rs->opts->device);
 	}
 	adjust_salt(rs, h);
 	if (!rs->plan.has_lblk_policy)
