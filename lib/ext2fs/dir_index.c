@@ -585,7 +585,9 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 		retval = dx_collect(&d, in, nblocks, &recs, &n, &parent);
 	if (retval)
 		goto errout;
-	qsort(recs, n, sizeof(*recs), dx_rec_cmp);
+	/* an empty directory (lost+found) has no records to sort */
+	if (n > 1)
+		qsort(recs, n, sizeof(*recs), dx_rec_cmp);
 
 	/* block 0 is the root, filled in last; leaves follow */
 	retval = dx_out_block(&d, &o, &root);
