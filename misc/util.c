@@ -86,16 +86,20 @@ errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 errcode_t e2cb_open_source(const char *device, int stale,
 			   struct ext2fs_replay_stats *st, ext2_filsys *ret_fs)
 {
+	ext2_filsys fs = NULL;
 	errcode_t retval;
 
 	memset(st, 0, sizeof(*st));
-	retval = e2cb_open_fs(device, 0, ret_fs);
-	if (retval || !ext2fs_needs_replay(*ret_fs))
+	retval = e2cb_open_fs(device, 0, &fs);
+	if (retval || !ext2fs_needs_replay(fs)) {
+		*ret_fs = fs;
 		return retval;
-	ext2fs_close_free(ret_fs);
-	retval = ext2fs_open_replayed(device, EXT2_FLAG_64BITS,
-				      stale ? EXT2FS_REPLAY_STALE : 0, st,
-				      ret_fs);
+	}
+	/* the handle opened and checked above is the replay's stale one */
+	retval = ext2fs_replay_fs(fs, device, EXT2_FLAG_64BITS,
+				  stale ? EXT2FS_REPLAY_STALE : 0, st, ret_fs);
+	if (retval || *ret_fs != fs)
+		ext2fs_close_free(&fs);
 	if (retval) {
 		com_err(program_name, retval, "while replaying the journal "
 			"of %s%s%s", device, st->why[0] ? ": " : "", st->why);

@@ -151,6 +151,11 @@ extern errcode_t ext2fs_open_replayed(const char *device, int open_flags,
 				      struct ext2fs_replay_stats *stats,
 				      ext2_filsys *ret_fs);
 
+extern errcode_t ext2fs_replay_fs(ext2_filsys stale, const char *device,
+				  int open_flags, int replay_flags,
+				  struct ext2fs_replay_stats *stats,
+				  ext2_filsys *ret_fs);
+
 /* Whether @fs needs a replay: needs_recovery, or orphans to handle */
 extern int ext2fs_needs_replay(ext2_filsys fs);
 

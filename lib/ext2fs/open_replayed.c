@@ -124,33 +124,48 @@ errout:
 	return retval;
 }
 
+/*
+ * Replay @stale (open read-only on @device) into a new filesystem handle
+ * in *@ret_fs; @stale is left open, for the caller to close.  A clean
+ * filesystem, or EXT2FS_REPLAY_STALE, gives back @stale itself.
+ */
+errcode_t ext2fs_replay_fs(ext2_filsys stale, const char *device,
+			   int open_flags, int replay_flags,
+			   struct ext2fs_replay_stats *stats,
+			   ext2_filsys *ret_fs)
+{
+	struct ext2fs_replay_stats dummy;
+
+	if (!stats)
+		stats = &dummy;
+	memset(stats, 0, sizeof(*stats));
+	*ret_fs = stale;
+	if (!ext2fs_needs_replay(stale))
+		return 0;
+	if (replay_flags & EXT2FS_REPLAY_STALE) {
+		stats->state = EXT2FS_REPLAY_SKIPPED;
+		return 0;
+	}
+	*ret_fs = NULL;
+	return replay(device, open_flags & ~EXT2_FLAG_RW, stale, stats,
+		      ret_fs);
+}
+
 errcode_t ext2fs_open_replayed(const char *device, int open_flags,
 			       int replay_flags,
 			       struct ext2fs_replay_stats *stats,
 			       ext2_filsys *ret_fs)
 {
-	struct ext2fs_replay_stats dummy;
 	ext2_filsys stale = NULL;
 	errcode_t retval;
 
-	if (!stats)
-		stats = &dummy;
-	memset(stats, 0, sizeof(*stats));
-	open_flags &= ~EXT2_FLAG_RW;
-	retval = ext2fs_open2(device, NULL, open_flags, 0, 0,
+	retval = ext2fs_open2(device, NULL, open_flags & ~EXT2_FLAG_RW, 0, 0,
 			      unix_io_manager, &stale);
 	if (retval)
 		return retval;
-	if (!ext2fs_needs_replay(stale)) {
-		*ret_fs = stale;
-		return 0;
-	}
-	if (replay_flags & EXT2FS_REPLAY_STALE) {
-		stats->state = EXT2FS_REPLAY_SKIPPED;
-		*ret_fs = stale;
-		return 0;
-	}
-	retval = replay(device, open_flags, stale, stats, ret_fs);
-	ext2fs_close_free(&stale);
+	retval = ext2fs_replay_fs(stale, device, open_flags, replay_flags,
+				  stats, ret_fs);
+	if (retval || *ret_fs != stale)
+		ext2fs_close_free(&stale);
 	return retval;
 }
