@@ -32,6 +32,7 @@ const char *program_name = "e2cryptbak";
 #define OPT_NO_DEVICES	263
 #define OPT_NO_SETID	264
 #define OPT_UNTRUSTED	265
+#define OPT_SAME_PERMS	266
 
 static void usage(FILE *f)
 {
@@ -49,7 +50,7 @@ static void usage(FILE *f)
 "       %s extract -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
 "                [--protector NAME|ID [--protector-key F]\n"
 "                [--fscrypt-dir DIR ...]]\n"
-"                [-C DIR [--overwrite] [POLICY] | -O]\n"
+"                [-C DIR [--overwrite] [--same-permissions] [POLICY] | -O]\n"
 "                ARCHIVE|-|DEVICE [PATH...]\n"
 "       %s -V | --help\n"
 "\n"
@@ -336,6 +337,7 @@ static int cmd_extract(int argc, char **argv)
 	static const struct option longopts[] = {
 		KEY_OPTIONS,
 		POLICY_OPTIONS,
+		{ "same-permissions", no_argument, NULL, OPT_SAME_PERMS },
 		{ "directory", required_argument, NULL, 'C' },
 		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
 		{ "to-stdout", no_argument, NULL, 'O' },
@@ -355,6 +357,8 @@ static int cmd_extract(int argc, char **argv)
 			opts.overwrite = 1;
 		else if (c == 'O')
 			opts.to_stdout = 1;
+		else if (c == OPT_SAME_PERMS)
+			opts.policy |= E2CB_SAME_PERMS;
 		else if (!key_option(&opts, c) &&
 			 !policy_option(&opts.policy, c)) {
 			ret = usage_error(NULL);
@@ -372,6 +376,11 @@ static int cmd_extract(int argc, char **argv)
 	} else if (opts.to_stdout && (opts.dir || opts.overwrite)) {
 		ret = usage_error("-O writes no files: -C and --overwrite "
 				  "do not go with it");
+	} else if ((opts.policy & E2CB_SAME_PERMS) &&
+		   (opts.policy & E2CB_NO_SAME_PERMS)) {
+		ret = usage_error("--same-permissions and "
+				  "--no-same-permissions (or --untrusted) "
+				  "contradict each other");
 	} else {
 		opts.source = argv[optind];
 		opts.paths = argv + optind + 1;

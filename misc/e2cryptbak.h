@@ -40,6 +40,7 @@ struct e2cb_backup_opts {
 #define E2CB_NO_SAME_PERMS	0x02	/* mode & 0777 & ~umask, as tar */
 #define E2CB_NO_DEVICES		0x04	/* no block or character devices */
 #define E2CB_NO_SETID		0x08	/* no set-id bits, no capabilities */
+#define E2CB_SAME_PERMS		0x10	/* extract by a user: as archived */
 #define E2CB_UNTRUSTED		(E2CB_NO_SAME_OWNER | E2CB_NO_SAME_PERMS | \
 				 E2CB_NO_DEVICES | E2CB_NO_SETID)
 
@@ -75,7 +76,7 @@ struct e2cb_extract_opts {
 	int list_only;			/* list -k: print, write nothing */
 	int to_stdout;			/* -O: file data to standard output */
 	int stale;			/* image: do not replay the journal */
-	unsigned int policy;		/* E2CB_NO_* */
+	unsigned int policy;		/* E2CB_NO_*, E2CB_SAME_PERMS */
 };
 
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);

@@ -715,8 +715,8 @@ static void apply_meta(struct xt *x, int fd, int is_path,
 	struct timespec ts[2];
 	int same_owner = x->is_root && !(x->policy & E2CB_NO_SAME_OWNER);
 	/* not the archived owner's: its set-id bits and capability go */
-	int changed = (x->policy & E2CB_NO_SAME_OWNER) &&
-		      (m->uid != x->euid || m->gid != x->egid);
+	int changed = !same_owner && (m->uid != x->euid ||
+				      m->gid != x->egid);
 	int ret;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
@@ -2916,7 +2916,10 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	x.euid = geteuid();
 	x.egid = getegid();
 	x.is_root = x.euid == 0;
+	/* as tar: a user's files get the umask unless asked otherwise */
 	x.policy = opts->policy;
+	if (!x.is_root && !(x.policy & E2CB_SAME_PERMS))
+		x.policy |= E2CB_NO_SAME_PERMS;
 	x.umask = e2cb_get_umask();
 	x.iobuf = malloc(IOBUF_SIZE);
 	pthread_mutex_init(&x.crypt_lock, NULL);
