@@ -157,7 +157,6 @@ struct xt {
 	int created_root;
 	int is_root;
 	uid_t euid;
-	gid_t egid;
 	unsigned int policy;		/* E2CB_NO_*: what the archive may do */
 	uint32_t umask;			/* for E2CB_NO_SAME_PERMS */
 	struct stat made;		/* the object extract_*() last made */
@@ -714,11 +713,16 @@ static void apply_meta(struct xt *x, int fd, int is_path,
 	struct xattr_target t = { x, fd, NULL, 0, 0 };
 	struct timespec ts[2];
 	int same_owner = x->is_root && !(x->policy & E2CB_NO_SAME_OWNER);
-	/* not the archived owner's: its set-id bits and capability go */
-	int changed = !same_owner && (m->uid != x->euid ||
-				      m->gid != x->egid);
-	int ret;
+	int changed = 0, ret;
+	struct stat st;
 
+	/*
+	 * Not the archived owner's (the group may come from a set-group-ID
+	 * directory): its set-id bits and capability go.
+	 */
+	if (!same_owner)
+		changed = fstat(fd, &st) < 0 || st.st_uid != m->uid ||
+			  st.st_gid != m->gid;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (is_path)
 		t.proc = proc;
@@ -2914,7 +2918,6 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	x.tmp_dirfd = -1;
 	x.img_fd = -1;
 	x.euid = geteuid();
-	x.egid = getegid();
 	x.is_root = x.euid == 0;
 	/* as tar: a user's files get the umask unless asked otherwise */
 	x.policy = opts->policy;
