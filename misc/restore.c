@@ -110,6 +110,7 @@ struct plan {
 	uint64_t max_size;		/* of a regular file, or its data */
 	uint64_t max_symlink;
 	size_t max_xattr, max_xattrs;	/* in-block bytes: one, all */
+	uint64_t devices;		/* that --no-devices refuses */
 };
 
 /*
@@ -154,6 +155,7 @@ struct restore {
 	uint64_t done_entries, done_bytes;
 	unsigned int nlink_overflows;	/* directories counted as 1 */
 	unsigned int unindexed;		/* no index would fit */
+	uint32_t uid, gid, umask;	/* ours, for opts->policy */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -703,6 +705,42 @@ static void note_times(struct plan *p, const struct e2cb_inode_rec *r)
 		note_time(p, &r->crtime);
 }
 
+/*
+ * --no-devices: every device node is named, up to a point, and the
+ * restore is refused once the whole archive has been read, before the
+ * first write.
+ */
+#define DEVICES_SHOWN	20
+
+static void note_device(struct restore *rs, const struct e2cb_entry *e)
+{
+	struct plan *p = &rs->plan;
+
+	if (!(rs->opts->policy & E2CB_NO_DEVICES) ||
+	    (!LINUX_S_ISCHR(e->rec.mode) && !LINUX_S_ISBLK(e->rec.mode)))
+		return;
+	if (p->devices++ < DEVICES_SHOWN)
+		fprintf(stderr, "%s: entry %llu (%s): %s device %u:%u\n",
+			program_name, (unsigned long long) e->index, e->path,
+			LINUX_S_ISCHR(e->rec.mode) ? "character" : "block",
+			e->rec.rdev_major, e->rec.rdev_minor);
+}
+
+static int refuse_devices(struct restore *rs)
+{
+	char msg[120];
+
+	if (!rs->plan.devices)
+		return 0;
+	if (rs->plan.devices > DEVICES_SHOWN)
+		fprintf(stderr, "%s: and %llu more device nodes\n",
+			program_name, (unsigned long long)
+			(rs->plan.devices - DEVICES_SHOWN));
+	snprintf(msg, sizeof(msg), "the archive holds %llu device nodes "
+		 "(--no-devices)", (unsigned long long) rs->plan.devices);
+	return refuse("%s", msg);
+}
+
 static int plan_restore(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
@@ -735,6 +773,7 @@ static int plan_restore(struct restore *rs)
 		ret = strcmp(e->path, ".") ? 0 : check_root_entry(e);
 		if (!ret)
 			ret = check_entry(rs, e);
+		note_device(rs, e);
 		if (ret) {
 			e2cb_reader_close(r);
 			return ret;
@@ -811,7 +850,7 @@ static int plan_restore(struct restore *rs)
 		com_err(program_name, retval, "while reading %s", rs->shown);
 		return E2CB_EXIT_ERROR;
 	}
-	return 0;
+	return refuse_devices(rs);
 nomem:
 	com_err(program_name, EXT2_ET_NO_MEMORY, "while reading %s",
 		rs->shown);
@@ -1105,17 +1144,35 @@ static void set_time(__u32 *sec, __u32 *extra, const struct e2cb_time *t,
 			 ((uint64_t) (s - (__s32) s) >> 32 & 3);
 }
 
-/* Owner, mode, times, flags and project id from the archive */
-static void apply_rec(ext2_filsys fs, struct ext2_inode_large *inode,
+/* --no-same-owner gives @r to someone other than the archive says */
+static int owner_changed(struct restore *rs, const struct e2cb_inode_rec *r)
+{
+	return (rs->opts->policy & E2CB_NO_SAME_OWNER) &&
+	       (r->uid != rs->uid || r->gid != rs->gid);
+}
+
+/*
+ * Owner, mode, times, flags and project id from the archive, the owner
+ * and mode as the policy lets them through
+ */
+static void apply_rec(struct restore *rs, struct ext2_inode_large *inode,
 		      const struct e2cb_inode_rec *r)
 {
+	ext2_filsys fs = rs->fs;
 	int extra = EXT2_INODE_SIZE(fs->super) > EXT2_GOOD_OLD_INODE_SIZE;
+	unsigned int policy = rs->opts->policy;
+	uint32_t uid = r->uid, gid = r->gid;
 
-	inode->i_mode = r->mode;
-	inode->i_uid = r->uid & 0xffff;
-	ext2fs_set_i_uid_high(*inode, r->uid >> 16);
-	inode->i_gid = r->gid & 0xffff;
-	ext2fs_set_i_gid_high(*inode, r->gid >> 16);
+	if (policy & E2CB_NO_SAME_OWNER) {
+		uid = rs->uid;
+		gid = rs->gid;
+	}
+	inode->i_mode = e2cb_policy_mode(policy, r->mode, rs->umask,
+					 owner_changed(rs, r));
+	inode->i_uid = uid & 0xffff;
+	ext2fs_set_i_uid_high(*inode, uid >> 16);
+	inode->i_gid = gid & 0xffff;
+	ext2fs_set_i_gid_high(*inode, gid >> 16);
 	inode->i_flags = (inode->i_flags & ~RESTORE_FLAGS) |
 			 (r->iflags & RESTORE_FLAGS);
 	if (extra && inode->i_extra_isize < 32)
@@ -1134,6 +1191,7 @@ static void apply_rec(ext2_filsys fs, struct ext2_inode_large *inode,
 struct xattr_list {
 	struct ext2fs_raw_xattr *x;
 	size_t count, size;
+	int drop_caps;			/* leave security.capability out */
 };
 
 static int collect_xattr(int index, const char *name, size_t name_len,
@@ -1141,6 +1199,10 @@ static int collect_xattr(int index, const char *name, size_t name_len,
 {
 	struct xattr_list *l = priv;
 
+	/* security.capability: index 6, as the kernel numbers it */
+	if (l->drop_caps && index == 6 &&
+	    name_len == 10 && !memcmp(name, "capability", 10))
+		return 0;
 	if (e2cb_grow((void **) &l->x, &l->size, l->count, sizeof(*l->x)))
 		return 1;
 	l->x[l->count].index = index;
@@ -1153,10 +1215,12 @@ static int collect_xattr(int index, const char *name, size_t name_len,
 }
 
 /* The context first (it then lands in the inode), the rest after */
-static errcode_t entry_xattrs(const struct e2cb_entry *e,
+static errcode_t entry_xattrs(struct restore *rs, const struct e2cb_entry *e,
 			      struct xattr_list *l)
 {
 	memset(l, 0, sizeof(*l));
+	l->drop_caps = e2cb_policy_drops_caps(rs->opts->policy,
+					      owner_changed(rs, &e->rec));
 	if (e->ctx && collect_xattr(EXT4_XATTR_INDEX_ENCRYPTION, "c", 1,
 				    e->ctx, e->ctx_len, l))
 		return EXT2_ET_NO_MEMORY;
@@ -1564,7 +1628,7 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 		return retval;
 	inode->i_size = e->rec.size & 0xffffffff;
 	inode->i_size_high = e->rec.size >> 32;
-	apply_rec(fs, inode, &e->rec);
+	apply_rec(rs, inode, &e->rec);
 	if (has_verity_tree(e, rs->plan.block_size))
 		inode->i_flags |= EXT4_VERITY_FL;
 	return write_inode(rs, ino, inode);
@@ -1738,12 +1802,12 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	retval = ext2fs_get_memzero(EXT2_INODE_SIZE(fs->super), &inode);
 	if (retval)
 		return retval;
-	retval = entry_xattrs(e, &xl);
+	retval = entry_xattrs(rs, e, &xl);
 	if (!retval)
 		retval = alloc_inode(rs, e, dir->ino, &ino);
 	if (retval)
 		goto out;
-	apply_rec(fs, inode, &e->rec);
+	apply_rec(rs, inode, &e->rec);
 	/* before any block checksum is computed over it */
 	inode->i_generation = e->rec.generation;
 	inode->i_links_count = 1;
@@ -1815,10 +1879,10 @@ static errcode_t restore_root(struct restore *rs, const struct e2cb_entry *e)
 				(struct ext2_inode *) inode,
 				EXT2_INODE_SIZE(fs->super));
 		if (!retval)
-			retval = entry_xattrs(e, &xl);
+			retval = entry_xattrs(rs, e, &xl);
 		if (retval)
 			goto out;
-		apply_rec(fs, inode, &e->rec);
+		apply_rec(rs, inode, &e->rec);
 		retval = ext2fs_xattrs_raw_replace(fs, rs->target, inode,
 						   xl.x, xl.count);
 		if (retval)
@@ -1845,7 +1909,7 @@ static errcode_t merge_lost_found(struct restore *rs,
 					(struct ext2_inode *) inode,
 					EXT2_INODE_SIZE(rs->fs->super));
 	if (!retval && LINUX_S_ISDIR(inode->i_mode)) {
-		apply_rec(rs->fs, inode, &e->rec);
+		apply_rec(rs, inode, &e->rec);
 		retval = write_inode(rs, ino, inode);
 	}
 	ext2fs_free_mem(&inode);
@@ -2511,6 +2575,9 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	rs.shown = strcmp(opts->archive, "-") ? opts->archive :
 		   "standard input";
 	rs.lock_fd = -1;
+	rs.uid = geteuid();
+	rs.gid = getegid();
+	rs.umask = e2cb_get_umask();
 	/* until the target is open a signal just kills us: the spool is
 	 * a deleted file */
 	rs.archive_fd = open_archive(&rs);

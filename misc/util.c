@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 #include "ext2fs/journal_replay.h"
@@ -490,6 +491,39 @@ void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d, char *buf,
  * ignored (nohup) stay ignored.  e2cb_release_signals() puts it back.
  */
 static const int end_signals[E2CB_END_SIGNALS] = { SIGHUP, SIGINT, SIGTERM };
+
+/*
+ * The mode an archived @mode (type bits included) becomes under
+ * @policy, @mask being the umask.  Set-id bits go, on all but
+ * directories, with --no-setid, and where the archived owner or group
+ * does not come with them (@owner_changed): chown(2) would clear them
+ * too, and a file that runs as someone the archive did not name is not
+ * what it asked for.
+ */
+uint32_t e2cb_policy_mode(unsigned int policy, uint32_t mode, uint32_t mask,
+			  int owner_changed)
+{
+	if (policy & E2CB_NO_SAME_PERMS)
+		mode &= LINUX_S_IFMT | (0777 & ~mask);
+	if (((policy & E2CB_NO_SETID) || owner_changed) &&
+	    !LINUX_S_ISDIR(mode))
+		mode &= ~(LINUX_S_ISUID | LINUX_S_ISGID);
+	return mode;
+}
+
+/* security.capability goes with the set-id bits, as on chown(2) */
+int e2cb_policy_drops_caps(unsigned int policy, int owner_changed)
+{
+	return (policy & E2CB_NO_SETID) || owner_changed;
+}
+
+uint32_t e2cb_get_umask(void)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return mask;
+}
 
 void e2cb_end_signal_set(sigset_t *set)
 {
