@@ -240,8 +240,9 @@ static errcode_t write_ea_block(ext2_filsys fs, ext2_ino_t ino,
 	h->h_refcount = 1;
 	h->h_blocks = 1;
 	put_entries(buf + sizeof(*h), buf + fs->blocksize, 0, list, count);
+	/* over the entries up to the last: the kernel's mbcache key */
 	ext2fs_ext_attr_block_rehash(h, (struct ext2_ext_attr_entry *)
-				     (buf + sizeof(*h)));
+				     (buf + fs->blocksize));
 	goal = ext2fs_find_inode_goal(fs, ino, (struct ext2_inode *) inode,
 				      0);
 	retval = ext2fs_new_block2(fs, goal, NULL, &blk);
