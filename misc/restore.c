@@ -151,6 +151,7 @@ struct restore {
 	struct dir_frame *stack;
 	size_t depth, stack_size;
 	struct fill fill;		/* regular file being filled */
+	struct ext2fs_ea_share *ea_share;	/* EA blocks to share */
 	uint64_t done_entries, done_bytes;
 	unsigned int nlink_overflows;	/* directories counted as 1 */
 	unsigned int unindexed;		/* no index would fit */
@@ -1752,7 +1753,13 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 		retval = init_extents(fs, ino, inode);
 	if (retval)
 		goto undo;
-	retval = ext2fs_xattrs_raw_write(fs, ino, inode, xl.x, xl.count);
+	/* identical attribute sets share one EA block, as in the kernel */
+	if (!rs->ea_share)
+		retval = ext2fs_ea_share_new(&rs->ea_share);
+	if (!retval)
+		retval = ext2fs_xattrs_raw_write_shared(fs, ino, inode, xl.x,
+							xl.count,
+							rs->ea_share);
 	if (retval)
 		goto undo;
 	switch (e->rec.mode & LINUX_S_IFMT) {
@@ -2475,6 +2482,7 @@ static void restore_free(struct restore *rs)
 	free(rs->plan.names.slot);
 	free(rs->plan.linked.slot);
 	ext2fs_free_mem(&rs->fill.buf);
+	ext2fs_ea_share_free(rs->ea_share);
 	e2cb_reader_close(rs->r);
 }
 

@@ -140,6 +140,15 @@ extern errcode_t ext2fs_xattrs_raw_write(ext2_filsys fs, ext2_ino_t ino,
 					 struct ext2_inode_large *inode,
 					 const struct ext2fs_raw_xattr *list,
 					 size_t count);
+struct ext2fs_ea_share;
+extern errcode_t ext2fs_ea_share_new(struct ext2fs_ea_share **ret);
+extern void ext2fs_ea_share_free(struct ext2fs_ea_share *share);
+extern errcode_t ext2fs_xattrs_raw_write_shared(ext2_filsys fs,
+					ext2_ino_t ino,
+					struct ext2_inode_large *inode,
+					const struct ext2fs_raw_xattr *list,
+					size_t count,
+					struct ext2fs_ea_share *share);
 extern errcode_t ext2fs_xattrs_raw_replace(ext2_filsys fs, ext2_ino_t ino,
 					struct ext2_inode_large *inode,
 					const struct ext2fs_raw_xattr *list,
