@@ -489,9 +489,85 @@ errout:
 	return retval;
 }
 
+/*
+ * The largest "system.data" value that the inode holds before those of
+ * the attributes in @list that ext2fs_inline_data_raw_write() would put
+ * there with an empty one: all the room the kernel gives an inline
+ * directory that outgrows i_block.
+ */
+size_t ext2fs_inline_data_raw_max(ext2_filsys fs,
+				  struct ext2_inode_large *inode,
+				  const struct ext2fs_raw_xattr *list,
+				  size_t count)
+{
+	struct ext2fs_raw_xattr x = { 7, "data", 4, NULL, 0 };
+	char *start;
+	size_t room = in_inode_room(fs, inode, &start);
+	size_t used = attr_space(&x), i;
+
+	if (room < used)
+		return 0;
+	for (i = 0; i < count && used + attr_space(&list[i]) <= room; i++)
+		used += attr_space(&list[i]);
+	return (room - used) & ~(size_t) EXT2_EXT_ATTR_ROUND;
+}
+
+/*
+ * Give a new @inode inline data, @size bytes at @data, and the attributes
+ * in @list, as the kernel stores them: the first 60 bytes in i_block, the
+ * rest the value of "system.data", which goes in the inode first (the
+ * kernel looks for it there only); the others follow as
+ * ext2fs_xattrs_raw_write_shared() places them.
+ * EXT2_ET_INLINE_DATA_NO_SPACE, and nothing changed, when "system.data"
+ * does not fit in the inode.
+ */
+errcode_t ext2fs_inline_data_raw_write(ext2_filsys fs, ext2_ino_t ino,
+				       struct ext2_inode_large *inode,
+				       const struct ext2fs_raw_xattr *list,
+				       size_t count, const void *data,
+				       size_t size,
+				       struct ext2fs_ea_share *share)
+{
+	struct ext2fs_raw_xattr *all;
+	size_t head = size < EXT4_MIN_INLINE_DATA_SIZE ? size :
+		      EXT4_MIN_INLINE_DATA_SIZE;
+	char *start;
+	errcode_t retval;
+
+	if (!ext2fs_has_feature_inline_data(fs->super))
+		return EXT2_ET_INLINE_DATA_NO_SPACE;
+	retval = ext2fs_get_array(count + 1, sizeof(*all), &all);
+	if (retval)
+		return retval;
+	all[0].index = 7;		/* "system." */
+	all[0].name = "data";
+	all[0].name_len = 4;
+	all[0].value = (const char *) data + head;
+	all[0].value_len = size - head;
+	if (count)
+		memcpy(all + 1, list, count * sizeof(*all));
+	if (attr_space(&all[0]) > in_inode_room(fs, inode, &start)) {
+		retval = EXT2_ET_INLINE_DATA_NO_SPACE;
+		goto errout;
+	}
+	retval = ext2fs_xattrs_raw_write_shared(fs, ino, inode, all,
+						count + 1, share);
+	if (retval)
+		goto errout;
+	inode->i_flags = (inode->i_flags & ~EXT4_EXTENTS_FL) |
+			 EXT4_INLINE_DATA_FL;
+	memset(inode->i_block, 0, sizeof(inode->i_block));
+	memcpy(inode->i_block, data, head);
+	inode->i_size = size;
+	inode->i_size_high = 0;
+errout:
+	ext2fs_free_mem(&all);
+	return retval;
+}
+
 /* Drop the inode's reference to its EA block. */
-static errcode_t release_ea_block(ext2_filsys fs, ext2_ino_t ino,
-				  struct ext2_inode_large *inode)
+errcode_t ext2fs_xattrs_raw_release(ext2_filsys fs, ext2_ino_t ino,
+				    struct ext2_inode_large *inode)
 {
 	blk64_t blk = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
 	__u32 count = 0;
@@ -521,7 +597,7 @@ errcode_t ext2fs_xattrs_raw_replace(ext2_filsys fs, ext2_ino_t ino,
 
 	if (inode->i_flags & EXT4_INLINE_DATA_FL)
 		return EXT2_ET_INLINE_DATA_CANT_ITERATE;
-	retval = release_ea_block(fs, ino, inode);
+	retval = ext2fs_xattrs_raw_release(fs, ino, inode);
 	if (!retval)
 		retval = ext2fs_xattrs_raw_write(fs, ino, inode, list, count);
 	if (!retval)
