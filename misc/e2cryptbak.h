@@ -163,6 +163,9 @@ extern errcode_t e2cb_lookup_raw(ext2_filsys fs, ext2_ino_t dir,
 				 ext2_ino_t *ret);
 extern errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 				   ext2_ino_t *ret);
+extern errcode_t e2cb_resolve_name(ext2_filsys fs, const char *path,
+				   ext2_ino_t *ret, ext2_ino_t *dir,
+				   struct ext4_encrypted_name *name);
 extern int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem);
 extern const char *e2cb_mode_name(int mode);
 extern void e2cb_uuid_string(const uint8_t *uuid, char *out);

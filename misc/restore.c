@@ -38,6 +38,7 @@ struct dir_frame {
 	ext2_ino_t ino;
 	blk64_t hint;			/* last block we linked into */
 	int encrypted;
+	int made;			/* by us: it may go inline */
 };
 
 struct ino_map {
@@ -137,6 +138,9 @@ struct fill {
 	size_t len;			/* bytes of buf staged, from buf[0] */
 	uint64_t end;			/* end of the data so far */
 	struct ext2fs_extent last;	/* the last extent, once e_len */
+	char *small;			/* a small file's data, read whole */
+	size_t small_end, small_covered;	/* where it ends, its bytes */
+	int small_pending;		/* read, not inlined: fill from it */
 };
 
 struct restore {
@@ -152,6 +156,7 @@ struct restore {
 	struct dir_frame *stack;
 	size_t depth, stack_size;
 	struct fill fill;		/* regular file being filled */
+	struct ext2fs_ea_share *ea_share;	/* EA blocks to share */
 	uint64_t done_entries, done_bytes;
 	unsigned int nlink_overflows;	/* directories counted as 1 */
 	unsigned int unindexed;		/* no index would fit */
@@ -1608,7 +1613,13 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 		if (retval)
 			return retval;
 	}
-	retval = e2cb_reader_data(rs->r, write_data_proc, rs);
+	if (f->small_pending) {
+		f->small_pending = 0;
+		retval = f->small_end ? write_data_proc(e, 0, f->small,
+							f->small_end, rs) : 0;
+	} else {
+		retval = e2cb_reader_data(rs->r, write_data_proc, rs);
+	}
 	if (retval)
 		f->len = 0;	/* restore_inode takes the inode back */
 	rc = end_staging(fs, f);
@@ -1634,6 +1645,71 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 	return write_inode(rs, ino, inode);
 }
 
+static errcode_t small_data_proc(const struct e2cb_entry *e, uint64_t off,
+				 const void *buf, size_t len, void *priv)
+{
+	struct fill *f = &((struct restore *) priv)->fill;
+
+	if (stop_signal)
+		return EXT2_ET_CANCEL_REQUESTED;
+	/* the first pass refused data past i_size */
+	if (off + len > e->rec.size)
+		return EXT2_ET_FILE_TOO_BIG;
+	memcpy(f->small + off, buf, len);
+	f->small_covered += len;
+	if (off + len > f->small_end)
+		f->small_end = off + len;
+	return 0;
+}
+
+/*
+ * A small file goes inline where the target has inline_data, as the
+ * kernel writes it: its data whole, without holes, in i_block and in
+ * "system.data", which must fit in the inode.  The kernel keeps no
+ * encrypted inode inline, nor a verity file.  Data read but not
+ * inlined waits in rs->fill for fill_regular().
+ */
+static errcode_t try_inline(struct restore *rs, ext2_ino_t ino,
+			    struct ext2_inode_large *inode,
+			    const struct e2cb_entry *e,
+			    const struct xattr_list *xl, int *inlined)
+{
+	ext2_filsys fs = rs->fs;
+	struct fill *f = &rs->fill;
+	errcode_t retval;
+
+	*inlined = 0;
+	f->small_pending = 0;
+	if (!ext2fs_has_feature_inline_data(fs->super) || e->ctx ||
+	    (e->rec.iflags & EXT4_VERITY_FL) || !e->rec.size ||
+	    e->rec.size > EXT2_INODE_SIZE(fs->super))
+		return 0;
+	if (!f->small) {
+		retval = ext2fs_get_mem(EXT2_INODE_SIZE(fs->super), &f->small);
+		if (retval)
+			return retval;
+	}
+	memset(f->small, 0, e->rec.size);
+	f->small_end = f->small_covered = 0;
+	retval = e2cb_reader_data(rs->r, small_data_proc, rs);
+	if (retval)
+		return retval;
+	f->small_pending = 1;
+	if (f->small_covered != e->rec.size)
+		return 0;
+	retval = ext2fs_inline_data_raw_write(fs, ino, inode, xl->x,
+					      xl->count, f->small,
+					      e->rec.size, rs->ea_share);
+	if (retval == EXT2_ET_INLINE_DATA_NO_SPACE)
+		return 0;
+	if (!retval) {
+		f->small_pending = 0;
+		rs->done_bytes += e->rec.size;
+		*inlined = 1;
+	}
+	return retval;
+}
+
 /*
  * The directory an entry goes into.  The reader has checked that
  * entries come in pre-order, so the open directories form a stack and
@@ -1651,16 +1727,25 @@ static struct dir_frame *find_parent(struct restore *rs,
 /*
  * Directories deeper than @depth have all their entries: index the
  * large ones as the kernel would have, since appending left them
- * linear.  One too large for an index, or with no room left for one,
- * stays linear, as valid.
+ * linear, and put the small ones we made inline where the kernel would
+ * keep them so.  One too large for an index, or with no room left for
+ * one, stays linear, as valid.
  */
 static errcode_t close_dirs(struct restore *rs, unsigned int depth)
 {
 	errcode_t retval = 0;
 
 	while (rs->depth > depth && !retval) {
+		rs->depth--;
+		if (rs->stack[rs->depth].made) {
+			retval = ext2fs_dir_make_inline(rs->fs,
+						rs->stack[rs->depth].ino,
+						rs->ea_share);
+			if (retval)
+				break;
+		}
 		retval = ext2fs_dx_index_dir(rs->fs,
-					     rs->stack[--rs->depth].ino);
+					     rs->stack[rs->depth].ino);
 		if (retval == EXT2_ET_DIR_NO_SPACE ||
 		    retval == EXT2_ET_BLOCK_ALLOC_FAIL) {
 			rs->unindexed++;
@@ -1681,6 +1766,7 @@ static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
 	f->ino = ino;
 	f->hint = 0;
 	f->encrypted = encrypted;
+	f->made = 0;
 	rs->depth++;
 	return 0;
 }
@@ -1797,6 +1883,7 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	struct ext2_inode_large *inode;
 	struct xattr_list xl;
 	ext2_ino_t ino = 0;
+	int inlined = 0, made;
 	errcode_t retval;
 
 	retval = ext2fs_get_memzero(EXT2_INODE_SIZE(fs->super), &inode);
@@ -1811,12 +1898,19 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	/* before any block checksum is computed over it */
 	inode->i_generation = e->rec.generation;
 	inode->i_links_count = 1;
-	if (LINUX_S_ISREG(e->rec.mode) || LINUX_S_ISDIR(e->rec.mode) ||
-	    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
+	/* identical attribute sets share one EA block, as in the kernel */
+	if (!rs->ea_share)
+		retval = ext2fs_ea_share_new(&rs->ea_share);
+	if (!retval && LINUX_S_ISREG(e->rec.mode))
+		retval = try_inline(rs, ino, inode, e, &xl, &inlined);
+	if (!retval && !inlined &&
+	    (LINUX_S_ISREG(e->rec.mode) || LINUX_S_ISDIR(e->rec.mode) ||
+	     (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60)))
 		retval = init_extents(fs, ino, inode);
-	if (retval)
-		goto undo;
-	retval = ext2fs_xattrs_raw_write(fs, ino, inode, xl.x, xl.count);
+	if (!retval && !inlined)
+		retval = ext2fs_xattrs_raw_write_shared(fs, ino, inode, xl.x,
+							xl.count,
+							rs->ea_share);
 	if (retval)
 		goto undo;
 	switch (e->rec.mode & LINUX_S_IFMT) {
@@ -1824,7 +1918,8 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 		retval = make_dir_body(rs, ino, dir->ino, inode);
 		break;
 	case LINUX_S_IFREG:
-		retval = fill_regular(rs, ino, inode, e);
+		retval = inlined ? write_inode(rs, ino, inode) :
+			 fill_regular(rs, ino, inode, e);
 		break;
 	case LINUX_S_IFLNK:
 		retval = make_symlink_body(rs, ino, inode, e);
@@ -1847,8 +1942,13 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 		retval = bump_dir_links(rs, dir->ino);
 	if (e->rec.links_count > 1 && !LINUX_S_ISDIR(e->rec.mode))
 		note_link(rs, e->rec.ino, ino);
+	/* e2fsck wants /lost+found in a block; push_dir() moves dir */
+	made = dir->ino != EXT2_ROOT_INO || n->name_len != 10 ||
+	       memcmp(n->name, "lost+found", 10);
 	if (!retval && LINUX_S_ISDIR(e->rec.mode))
 		retval = push_dir(rs, ino, !!e->ctx);
+	if (!retval && LINUX_S_ISDIR(e->rec.mode))
+		rs->stack[rs->depth - 1].made = made;
 	goto out;
 undo:
 	discard_inode(rs, ino);
@@ -2539,6 +2639,8 @@ static void restore_free(struct restore *rs)
 	free(rs->plan.names.slot);
 	free(rs->plan.linked.slot);
 	ext2fs_free_mem(&rs->fill.buf);
+	ext2fs_free_mem(&rs->fill.small);
+	ext2fs_ea_share_free(rs->ea_share);
 	e2cb_reader_close(rs->r);
 }
 

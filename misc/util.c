@@ -400,12 +400,26 @@ static errcode_t start_inode(ext2_filsys fs, const char **p,
 errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 			    ext2_ino_t *ret)
 {
+	return e2cb_resolve_name(fs, path, ret, NULL, NULL);
+}
+
+/*
+ * e2cb_resolve_path(), and also the directory of the last component and
+ * its raw name: *@dir is 0 when @path has no component ("/", "<N>").
+ */
+errcode_t e2cb_resolve_name(ext2_filsys fs, const char *path,
+			    ext2_ino_t *ret, ext2_ino_t *dir,
+			    struct ext4_encrypted_name *name)
+{
 	uint8_t raw[EXT2_NAME_LEN];
 	struct ext2_inode inode;
 	struct lookup l;
 	const char *p = path, *end;
 	ext2_ino_t ino = EXT2_ROOT_INO;
 	errcode_t retval;
+
+	if (dir)
+		*dir = 0;
 
 	if (*p == '<') {
 		if (!fs->inode_map) {
@@ -437,6 +451,15 @@ errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 					       &l.len))
 				return EXT2_ET_FILE_NOT_FOUND;
 			l.name = raw;
+		}
+		if (l.len > EXT2_NAME_LEN)
+			return EXT2_ET_FILE_NOT_FOUND;
+		if (dir)
+			*dir = ino;
+		if (name) {
+			memset(name, 0, sizeof(*name));
+			memcpy(name->name, l.name, l.len);
+			name->name_len = l.len;
 		}
 		retval = e2cb_lookup_raw(fs, ino, l.name, l.len, &ino);
 		if (retval)

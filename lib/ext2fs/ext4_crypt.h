@@ -140,10 +140,36 @@ extern errcode_t ext2fs_xattrs_raw_write(ext2_filsys fs, ext2_ino_t ino,
 					 struct ext2_inode_large *inode,
 					 const struct ext2fs_raw_xattr *list,
 					 size_t count);
+struct ext2fs_ea_share;
+extern errcode_t ext2fs_ea_share_new(struct ext2fs_ea_share **ret);
+extern void ext2fs_ea_share_free(struct ext2fs_ea_share *share);
+extern errcode_t ext2fs_xattrs_raw_write_shared(ext2_filsys fs,
+					ext2_ino_t ino,
+					struct ext2_inode_large *inode,
+					const struct ext2fs_raw_xattr *list,
+					size_t count,
+					struct ext2fs_ea_share *share);
+extern size_t ext2fs_inline_data_raw_max(ext2_filsys fs,
+					struct ext2_inode_large *inode,
+					const struct ext2fs_raw_xattr *list,
+					size_t count);
+extern errcode_t ext2fs_xattrs_raw_release(ext2_filsys fs, ext2_ino_t ino,
+					   struct ext2_inode_large *inode);
+extern errcode_t ext2fs_inline_data_raw_write(ext2_filsys fs,
+					ext2_ino_t ino,
+					struct ext2_inode_large *inode,
+					const struct ext2fs_raw_xattr *list,
+					size_t count, const void *data,
+					size_t size,
+					struct ext2fs_ea_share *share);
 extern errcode_t ext2fs_xattrs_raw_replace(ext2_filsys fs, ext2_ino_t ino,
 					struct ext2_inode_large *inode,
 					const struct ext2fs_raw_xattr *list,
 					size_t count);
+
+/* inline_dir.c */
+extern errcode_t ext2fs_dir_make_inline(ext2_filsys fs, ext2_ino_t ino,
+					struct ext2fs_ea_share *share);
 
 /* crypt_context.c */
 extern errcode_t ext2fs_validate_encryption_context(const void *ctx,
