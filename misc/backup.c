@@ -501,6 +501,17 @@ static errcode_t write_region(struct backup *b, struct entry_job *j,
 	return 0;
 }
 
+/* The map entries of the regions: libarchive joins those that abut */
+static size_t sparse_runs(const struct region_list *rl)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < rl->count; i++)
+		if (!i || rl->r[i - 1].off + rl->r[i - 1].len != rl->r[i].off)
+			n++;
+	return n;
+}
+
 /* The stored regions, and the size the tar entry must cover */
 static errcode_t map_regions(struct backup *b, ext2_ino_t ino,
 			     struct ext2_inode_large *inode,
@@ -522,6 +533,13 @@ static errcode_t map_regions(struct backup *b, ext2_ino_t ino,
 	/* beyond 2^32 blocks: corrupt, and holes no one could feed */
 	if (i_size > ((uint64_t) 1 << 32) * b->fs->blocksize)
 		return EXT2_ET_FILE_TOO_BIG;
+	/* the sparse map, and the (size, 0) that may end it: readers
+	 * refuse more (doc/archive-format.txt 10.1) */
+	if (sparse_runs(rl) + 1 > E2CB_MAX_STRETCHES) {
+		snprintf(b->why, sizeof(b->why), "archiving (more than %u "
+			 "data stretches: holes), in", E2CB_MAX_STRETCHES);
+		return EXT2_ET_FILE_TOO_BIG;
+	}
 	*tar_size = i_size;
 	if (rl->count && rl->r[rl->count - 1].off +
 	    rl->r[rl->count - 1].len > *tar_size)
