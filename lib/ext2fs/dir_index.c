@@ -538,6 +538,27 @@ errout:
 }
 
 /*
+ * Indexing failed part way: the directory's first @nblocks blocks get
+ * back what @in holds, and the blocks added for the index go, so that
+ * the directory is the linear one it was.
+ */
+static void dx_undo(struct dx_dir *d, const char *in, blk64_t nblocks)
+{
+	ext2_filsys fs = d->fs;
+	blk64_t b, pblk;
+
+	for (b = 0; b < nblocks; b++)
+		if (!dx_lblk_to_pblk(d, b, &pblk))
+			ext2fs_write_dir_block4(fs, pblk, (void *) (in +
+						b * fs->blocksize), 0, d->ino);
+	/* with a block mapped past the size whose write failed */
+	ext2fs_punch(fs, d->ino, &d->inode, NULL, nblocks, ~0ULL);
+	ext2fs_inode_size_set(fs, &d->inode, nblocks * fs->blocksize);
+	d->inode.i_flags &= ~EXT2_INDEX_FL;
+	ext2fs_write_inode(fs, d->ino, &d->inode);
+}
+
+/*
  * Index directory @ino, filled linearly, as the kernel would have: its
  * entries sorted by hash into leaves with some room left, and the index
  * above them, two levels deep at most, three with large_dir.  A
@@ -545,7 +566,8 @@ errout:
  * filesystem without dir_index is left as it is; so is a directory too
  * large for the depth allowed, which stays linear (and valid): that
  * returns EXT2_ET_DIR_NO_SPACE.  Should the blocks the index needs not
- * be there, the directory stays linear too, with empty blocks added.
+ * be there, or a read or write fail before the index is whole, the
+ * directory is given back linear, as it was.
  */
 errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 {
@@ -601,31 +623,33 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 		goto errout;
 
 	/* room first: a directory we cannot grow stays as it was */
-	while (EXT2_I_SIZE(&d.inode) / fs->blocksize < o.blocks) {
+	while (!retval && EXT2_I_SIZE(&d.inode) / fs->blocksize < o.blocks)
 		retval = dx_append_block(&d, scratch, &lblk);
-		if (retval)
-			goto errout;
-	}
 	for (b = 0; b < o.blocks && !retval; b++) {
 		retval = dx_lblk_to_pblk(&d, b, &pblk);
 		if (!retval)
 			retval = ext2fs_write_dir_block4(fs, pblk,
 					o.buf + b * fs->blocksize, 0, ino);
 	}
-	if (retval)
+	if (!retval)
+		retval = ext2fs_inode_size_set(fs, &d.inode,
+				(__u64) o.blocks * fs->blocksize);
+	if (!retval) {
+		d.inode.i_flags |= EXT2_INDEX_FL;
+		retval = ext2fs_write_inode(fs, ino, &d.inode);
+	}
+	if (retval) {
+		dx_undo(&d, in, nblocks);
 		goto errout;
+	}
+	/* indexed: the blocks past the index go, or at least the inode
+	 * that no longer maps them does */
 	if (o.blocks < nblocks) {
 		retval = ext2fs_punch(fs, ino, &d.inode, NULL, o.blocks,
 				      ~0ULL);
 		if (retval)
-			goto errout;
+			ext2fs_write_inode(fs, ino, &d.inode);
 	}
-	retval = ext2fs_inode_size_set(fs, &d.inode,
-				       (__u64) o.blocks * fs->blocksize);
-	if (retval)
-		goto errout;
-	d.inode.i_flags |= EXT2_INDEX_FL;
-	retval = ext2fs_write_inode(fs, ino, &d.inode);
 errout:
 	ext2fs_free_mem(&recs);
 	ext2fs_free_mem(&in);
