@@ -207,6 +207,9 @@ extern int ext2fs_mode_to_file_type(unsigned int mode);
 extern errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 				 const struct ext4_encrypted_name *n,
 				 ext2_ino_t ino, int file_type, blk64_t *hint);
+extern errcode_t ext2fs_unlink_raw(ext2_filsys fs, ext2_ino_t dir,
+				   const struct ext4_encrypted_name *n,
+				   ext2_ino_t ino);
 
 /* stored_data.c */
 extern errcode_t ext2fs_stored_runs_iterate(ext2_filsys fs, ext2_ino_t ino,
