@@ -138,6 +138,20 @@ struct fill {
 	struct ext2fs_extent last;	/* the last extent, once e_len */
 };
 
+/*
+ * The blocks allocated for the inode being made (its data, extent tree,
+ * directory and EA blocks), as libext2fs reports them: what taking the
+ * inode back frees, even where a failed write left its mapping behind.
+ */
+struct taken {
+	struct taken_range {
+		blk64_t start, len;
+	} *r;
+	size_t count, size;
+	int on;				/* recording */
+	int lost;			/* out of memory: some not recorded */
+};
+
 struct restore {
 	const struct e2cb_restore_opts *opts;
 	const char *shown;		/* the archive, for messages */
@@ -154,6 +168,7 @@ struct restore {
 	uint64_t done_entries, done_bytes;
 	unsigned int nlink_overflows;	/* directories counted as 1 */
 	unsigned int unindexed;		/* no index would fit */
+	struct taken taken;		/* blocks of the inode being made */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -1459,6 +1474,31 @@ static errcode_t append_extent(struct fill *f, blk64_t lblk, blk64_t pblk,
 	return retval;
 }
 
+static void take_range(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
+{
+	struct taken *t = fs->priv_data;
+	size_t n = t->count;
+
+	if (!t->on || inuse <= 0)
+		return;
+	if (n && t->r[n - 1].start + t->r[n - 1].len == blk) {
+		t->r[n - 1].len += num;
+		return;
+	}
+	if (e2cb_grow((void **) &t->r, &t->size, n, sizeof(*t->r))) {
+		t->lost = 1;
+		return;
+	}
+	t->r[n].start = blk;
+	t->r[n].len = num;
+	t->count++;
+}
+
+static void take_block(ext2_filsys fs, blk64_t blk, int inuse)
+{
+	take_range(fs, blk, 1, inuse);
+}
+
 /* Give @count fresh blocks from file block @lblk on the contents of @buf */
 static errcode_t write_new_blocks(ext2_filsys fs, struct fill *f,
 				  blk64_t lblk, blk64_t count, const char *buf)
@@ -1477,17 +1517,15 @@ static errcode_t write_new_blocks(ext2_filsys fs, struct fill *f,
 		if (retval)
 			return retval;
 		ext2fs_block_alloc_stats_range(fs, pblk, plen, +1);
+		take_range(fs, pblk, plen, +1);
+		/* discard_inode takes them back should anything fail */
 		retval = ext2fs_iblk_add_blocks(fs,
 				(struct ext2_inode *) f->inode, plen);
 		if (!retval)
 			retval = append_extent(f, lblk, pblk, plen);
-		if (retval) {
-			/* not mapped: discard_inode would not find them */
-			ext2fs_block_alloc_stats_range(fs, pblk, plen, -1);
-			return retval;
-		}
-		/* mapped: discard_inode takes them back if this fails */
-		retval = io_channel_write_blk64(fs->io, pblk, plen, buf);
+		if (!retval)
+			retval = io_channel_write_blk64(fs->io, pblk, plen,
+							buf);
 		if (retval)
 			return retval;
 		lblk += plen;
@@ -1709,13 +1747,23 @@ static errcode_t close_dirs(struct restore *rs, unsigned int depth)
 	return retval;
 }
 
-static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
+/* Room for one more open directory, so that pushing it cannot fail */
+static errcode_t reserve_dir(struct restore *rs)
 {
-	struct dir_frame *f;
-
 	if (e2cb_grow((void **) &rs->stack, &rs->stack_size, rs->depth,
 		       sizeof(*rs->stack)))
 		return EXT2_ET_NO_MEMORY;
+	return 0;
+}
+
+static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
+{
+	struct dir_frame *f;
+	errcode_t retval;
+
+	retval = reserve_dir(rs);
+	if (retval)
+		return retval;
 	f = &rs->stack[rs->depth];
 	f->ino = ino;
 	f->hint = 0;
@@ -1724,17 +1772,34 @@ static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
 	return 0;
 }
 
+/*
+ * Write @inode, changed from @old; should that fail, put @old back (the
+ * inode cache took the change already) so nothing of it remains.
+ */
+static errcode_t write_or_keep(ext2_filsys fs, ext2_ino_t ino,
+			       struct ext2_inode *inode,
+			       struct ext2_inode *old)
+{
+	errcode_t retval;
+
+	retval = ext2fs_write_inode(fs, ino, inode);
+	if (retval)
+		ext2fs_write_inode(fs, ino, old);
+	return retval;
+}
+
 static errcode_t bump_links(ext2_filsys fs, ext2_ino_t ino)
 {
-	struct ext2_inode inode;
+	struct ext2_inode inode, old;
 	errcode_t retval;
 
 	retval = ext2fs_read_inode(fs, ino, &inode);
 	if (retval)
 		return retval;
+	old = inode;
 	if (inode.i_links_count < EXT2_LINK_MAX)
 		inode.i_links_count++;
-	return ext2fs_write_inode(fs, ino, &inode);
+	return write_or_keep(fs, ino, &inode, &old);
 }
 
 /*
@@ -1745,25 +1810,27 @@ static errcode_t bump_links(ext2_filsys fs, ext2_ino_t ino)
 static errcode_t bump_dir_links(struct restore *rs, ext2_ino_t dir)
 {
 	ext2_filsys fs = rs->fs;
-	struct ext2_inode inode;
+	struct ext2_inode inode, old;
+	int capped;
 	errcode_t retval;
 
 	retval = ext2fs_read_inode(fs, dir, &inode);
 	if (retval)
 		return retval;
-	if (inode.i_links_count == 1 ||
-	    inode.i_links_count >= EXT2_LINK_MAX) {
-		if (inode.i_links_count != 1)
-			rs->nlink_overflows++;
-		inode.i_links_count = 1;
-		if (!ext2fs_has_feature_dir_nlink(fs->super)) {
-			ext2fs_set_feature_dir_nlink(fs->super);
-			ext2fs_mark_super_dirty(fs);
-		}
-	} else {
-		inode.i_links_count++;
+	old = inode;
+	capped = inode.i_links_count == 1 ||
+		 inode.i_links_count >= EXT2_LINK_MAX;
+	inode.i_links_count = capped ? 1 : inode.i_links_count + 1;
+	retval = write_or_keep(fs, dir, &inode, &old);
+	if (retval || !capped)
+		return retval;
+	if (old.i_links_count != 1)
+		rs->nlink_overflows++;
+	if (!ext2fs_has_feature_dir_nlink(fs->super)) {
+		ext2fs_set_feature_dir_nlink(fs->super);
+		ext2fs_mark_super_dirty(fs);
 	}
-	return ext2fs_write_inode(fs, dir, &inode);
+	return 0;
 }
 
 /* The first pass noted every inode with several names: where it went */
@@ -1773,6 +1840,18 @@ static void note_link(struct restore *rs, ext2_ino_t from, ext2_ino_t to)
 
 	if (l)
 		l->to = to;
+}
+
+/* Take back the name @n of @ino in @dir: an entry that failed after it */
+static void unlink_name(struct restore *rs, struct dir_frame *dir,
+			const struct ext4_encrypted_name *n, ext2_ino_t ino)
+{
+	errcode_t retval;
+
+	retval = ext2fs_unlink_raw(rs->fs, dir->ino, n, ino);
+	if (retval)
+		com_err(program_name, retval, "while taking back a name in "
+			"directory %u", dir->ino);
 }
 
 static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
@@ -1787,44 +1866,81 @@ static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 		return EXT2_ET_FILE_NOT_FOUND;
 	retval = ext2fs_link_raw(rs->fs, dir->ino, n, ino,
 				 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
-	if (!retval)
-		retval = bump_links(rs->fs, ino);
+	if (retval)
+		return retval;
+	retval = bump_links(rs->fs, ino);
+	if (retval)
+		unlink_name(rs, dir, n, ino);
 	return retval;
+}
+
+/* Record the blocks allocated from now on, for an inode being made */
+static void take_begin(struct restore *rs)
+{
+	rs->fs->priv_data = &rs->taken;
+	/* ranges: libext2fs 1.47's callback sees an empty one (1.47.0's
+	 * ext2fs_block_alloc_stats_range), write_new_blocks says them */
+	ext2fs_set_block_alloc_stats_callback(rs->fs, take_block, NULL);
+	rs->taken.count = 0;
+	rs->taken.lost = 0;
+	rs->taken.on = 1;
+}
+
+/* Free what was recorded and is still in use */
+static void take_back_blocks(struct restore *rs)
+{
+	struct taken *t = &rs->taken;
+	blk64_t b;
+	size_t i;
+
+	t->on = 0;
+	for (i = 0; i < t->count; i++)
+		for (b = t->r[i].start; b < t->r[i].start + t->r[i].len; b++)
+			if (ext2fs_test_block_bitmap2(rs->fs->block_map, b))
+				ext2fs_block_alloc_stats2(rs->fs, b, -1);
+	t->count = 0;
 }
 
 /*
  * Take back an inode that could not be completed, so a failed restore
- * leaves no orphan: its blocks, its EA block and the inode itself.
+ * leaves no orphan: the blocks allocated for it, and the inode itself.
+ * @inode is the inode as restore_inode built it; its mapping is looked
+ * at only if some blocks could not be recorded.
  */
-static void discard_inode(struct restore *rs, ext2_ino_t ino)
+static void discard_inode(struct restore *rs, ext2_ino_t ino,
+			  struct ext2_inode_large *inode, int is_dir)
 {
 	ext2_filsys fs = rs->fs;
-	struct ext2_inode_large *inode;
 	size_t isize = EXT2_INODE_SIZE(fs->super);
-	blk64_t ea;
-	__u32 count;
-	int is_dir = 0;
 
-	if (ext2fs_get_memzero(isize, &inode))
-		return;
-	if (!ext2fs_read_inode_full(fs, ino, (struct ext2_inode *) inode,
-				    isize)) {
-		is_dir = LINUX_S_ISDIR(inode->i_mode);
-		if (ext2fs_inode_has_valid_blocks2(fs,
-						(struct ext2_inode *) inode))
-			ext2fs_punch(fs, ino, (struct ext2_inode *) inode,
-				     NULL, 0, ~0ULL);
-		ea = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
-		if (ea && !ext2fs_adjust_ea_refcount3(fs, ea, NULL, -1,
-						      &count, ino) &&
-		    count == 0)
-			ext2fs_block_alloc_stats2(fs, ea, -1);
-	}
+	if (rs->taken.lost &&
+	    ext2fs_inode_has_valid_blocks2(fs, (struct ext2_inode *) inode))
+		ext2fs_punch(fs, ino, (struct ext2_inode *) inode, NULL, 0,
+			     ~0ULL);
+	take_back_blocks(rs);
 	memset(inode, 0, isize);
 	inode->i_dtime = time(NULL);
 	ext2fs_write_inode_full(fs, ino, (struct ext2_inode *) inode, isize);
 	ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
-	ext2fs_free_mem(&inode);
+}
+
+static errcode_t make_body(struct restore *rs, ext2_ino_t ino,
+			   ext2_ino_t parent, struct ext2_inode_large *inode,
+			   const struct e2cb_entry *e)
+{
+	switch (e->rec.mode & LINUX_S_IFMT) {
+	case LINUX_S_IFDIR:
+		return make_dir_body(rs, ino, parent, inode);
+	case LINUX_S_IFREG:
+		return fill_regular(rs, ino, inode, e);
+	case LINUX_S_IFLNK:
+		return make_symlink_body(rs, ino, inode, e);
+	case LINUX_S_IFCHR:
+	case LINUX_S_IFBLK:
+		set_rdev(inode, e->rec.rdev_major, e->rec.rdev_minor);
+		break;
+	}
+	return write_inode(rs, ino, inode);
 }
 
 /* Create the inode of @e with all it carries, then link it. */
@@ -1836,61 +1952,54 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	struct ext2_inode_large *inode;
 	struct xattr_list xl;
 	ext2_ino_t ino = 0;
+	int is_dir = LINUX_S_ISDIR(e->rec.mode);
 	errcode_t retval;
 
 	retval = ext2fs_get_memzero(EXT2_INODE_SIZE(fs->super), &inode);
 	if (retval)
 		return retval;
 	retval = entry_xattrs(e, &xl);
+	/* pushing a directory, once linked, must not fail */
+	if (!retval && is_dir)
+		retval = reserve_dir(rs);
 	if (!retval)
 		retval = alloc_inode(rs, e, dir->ino, &ino);
 	if (retval)
 		goto out;
+	take_begin(rs);
 	apply_rec(fs, inode, &e->rec);
 	/* before any block checksum is computed over it */
 	inode->i_generation = e->rec.generation;
 	inode->i_links_count = 1;
-	if (LINUX_S_ISREG(e->rec.mode) || LINUX_S_ISDIR(e->rec.mode) ||
+	if (LINUX_S_ISREG(e->rec.mode) || is_dir ||
 	    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
 		retval = init_extents(fs, ino, inode);
-	if (retval)
-		goto undo;
-	retval = ext2fs_xattrs_raw_write(fs, ino, inode, xl.x, xl.count);
-	if (retval)
-		goto undo;
-	switch (e->rec.mode & LINUX_S_IFMT) {
-	case LINUX_S_IFDIR:
-		retval = make_dir_body(rs, ino, dir->ino, inode);
-		break;
-	case LINUX_S_IFREG:
-		retval = fill_regular(rs, ino, inode, e);
-		break;
-	case LINUX_S_IFLNK:
-		retval = make_symlink_body(rs, ino, inode, e);
-		break;
-	case LINUX_S_IFCHR:
-	case LINUX_S_IFBLK:
-		set_rdev(inode, e->rec.rdev_major, e->rec.rdev_minor);
-		retval = write_inode(rs, ino, inode);
-		break;
-	default:
-		retval = write_inode(rs, ino, inode);
-	}
+	if (!retval)
+		retval = ext2fs_xattrs_raw_write(fs, ino, inode, xl.x,
+						 xl.count);
+	if (!retval)
+		retval = make_body(rs, ino, dir->ino, inode, e);
+	/* the parent's blocks are not the inode's */
+	rs->taken.on = 0;
 	if (!retval)
 		retval = ext2fs_link_raw(fs, dir->ino, n, ino,
-					 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
+					 ext2fs_mode_to_file_type(e->rec.mode),
+					 &dir->hint);
 	if (retval)
 		goto undo;
-	/* linked: from here on the inode is whole whatever happens */
-	if (LINUX_S_ISDIR(e->rec.mode))
+	if (is_dir) {
 		retval = bump_dir_links(rs, dir->ino);
-	if (e->rec.links_count > 1 && !LINUX_S_ISDIR(e->rec.mode))
+		if (retval) {
+			unlink_name(rs, dir, n, ino);
+			goto undo;
+		}
+		push_dir(rs, ino, !!e->ctx);
+	} else if (e->rec.links_count > 1) {
 		note_link(rs, e->rec.ino, ino);
-	if (!retval && LINUX_S_ISDIR(e->rec.mode))
-		retval = push_dir(rs, ino, !!e->ctx);
+	}
 	goto out;
 undo:
-	discard_inode(rs, ino);
+	discard_inode(rs, ino, inode, is_dir);
 out:
 	free(xl.x);
 	ext2fs_free_mem(&inode);
@@ -1976,10 +2085,15 @@ static errcode_t restore_entry(struct restore *rs, const struct e2cb_entry *e)
 	if (!n.name_len || dir->encrypted != !!(e->rec.rflags & E2CB_IF_NAME))
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	if (rs->lost_found_merge && dir->ino == EXT2_ROOT_INO &&
-	    LINUX_S_ISDIR(e->rec.mode) && !strcmp(e->path, "lost+found") &&
-	    !e2cb_lookup_raw(rs->fs, dir->ino, n.name, n.name_len,
-			     &existing))
-		return merge_lost_found(rs, e, existing);
+	    LINUX_S_ISDIR(e->rec.mode) && !strcmp(e->path, "lost+found")) {
+		retval = e2cb_lookup_raw(rs->fs, dir->ino, n.name, n.name_len,
+					 &existing);
+		if (!retval)
+			return merge_lost_found(rs, e, existing);
+		/* a read error must not make a second lost+found */
+		if (retval != EXT2_ET_FILE_NOT_FOUND)
+			return retval;
+	}
 	if (e->rec.rflags & E2CB_IF_HARDLINK)
 		return restore_hardlink(rs, dir, e, &n);
 	return restore_inode(rs, dir, e, &n);
@@ -2584,6 +2698,7 @@ static void restore_free(struct restore *rs)
 	free(rs->plan.names.slot);
 	free(rs->plan.linked.slot);
 	ext2fs_free_mem(&rs->fill.buf);
+	free(rs->taken.r);
 	e2cb_reader_close(rs->r);
 }
 
