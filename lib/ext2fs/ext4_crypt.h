@@ -136,6 +136,12 @@ extern errcode_t ext2fs_xattrs_raw_iterate(ext2_filsys fs, ext2_ino_t ino,
 					const struct ext2_inode_large *inode,
 					ext2fs_xattr_raw_func func,
 					void *priv_data);
+extern size_t ext2fs_xattrs_raw_room(ext2_filsys fs,
+				     unsigned int extra_isize);
+extern errcode_t ext2fs_xattrs_raw_fit(ext2_filsys fs, size_t room,
+				       const struct ext2fs_raw_xattr *list,
+				       size_t count, size_t *n_in,
+				       size_t *in_inode, size_t *in_block);
 extern errcode_t ext2fs_xattrs_raw_write(ext2_filsys fs, ext2_ino_t ino,
 					 struct ext2_inode_large *inode,
 					 const struct ext2fs_raw_xattr *list,
