@@ -109,7 +109,6 @@ struct plan {
 	/* for the target's checks */
 	uint64_t max_size;		/* of a regular file, or its data */
 	uint64_t max_symlink;
-	size_t max_xattr, max_xattrs;	/* in-block bytes: one, all */
 };
 
 /*
@@ -674,19 +673,79 @@ static int check_link(struct restore *rs, const struct e2cb_entry *e)
 	return 0;
 }
 
-/* The in-block bytes of one attribute, summed by sum_xattr */
-static int sum_xattr(int index EXT2FS_ATTR((unused)),
-		     const char *name EXT2FS_ATTR((unused)), size_t name_len,
-		     const void *value EXT2FS_ATTR((unused)),
-		     size_t value_len, void *priv)
-{
-	size_t *sizes = priv, n;
+struct xattr_list {
+	struct ext2fs_raw_xattr *x;
+	size_t count, size;
+};
 
-	n = EXT2_EXT_ATTR_LEN(name_len) + EXT2_EXT_ATTR_SIZE(value_len);
-	if (n > sizes[0])
-		sizes[0] = n;
-	sizes[1] += n;
+static int collect_xattr(int index, const char *name, size_t name_len,
+			 const void *value, size_t value_len, void *priv)
+{
+	struct xattr_list *l = priv;
+
+	if (e2cb_grow((void **) &l->x, &l->size, l->count, sizeof(*l->x)))
+		return 1;
+	l->x[l->count].index = index;
+	l->x[l->count].name = name;
+	l->x[l->count].name_len = name_len;
+	l->x[l->count].value = value;
+	l->x[l->count].value_len = value_len;
+	l->count++;
 	return 0;
+}
+
+/* The context first (it then lands in the inode), the rest after */
+static errcode_t entry_xattrs(const struct e2cb_entry *e,
+			      struct xattr_list *l)
+{
+	memset(l, 0, sizeof(*l));
+	if (e->ctx && collect_xattr(EXT4_XATTR_INDEX_ENCRYPTION, "c", 1,
+				    e->ctx, e->ctx_len, l))
+		return EXT2_ET_NO_MEMORY;
+	if (e->xattrs && e2cb_xattr_rec_iterate(e->xattrs, e->xattrs_len,
+						collect_xattr, l))
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	return 0;
+}
+
+/*
+ * The context and attributes go where the writing pass puts them
+ * (ext2fs_xattrs_raw_write): in the inode while they fit, in order, the
+ * rest in one EA block.  What does not fit is said now, not found part
+ * way through the restore.
+ */
+static int check_xattrs_fit(struct restore *rs, const struct e2cb_entry *e)
+{
+	ext2_filsys fs = rs->fs;
+	struct xattr_list xl;
+	size_t room, n_in, in_inode, in_block;
+	char msg[240];
+	errcode_t retval;
+
+	if (!e->ctx && !e->xattrs)
+		return 0;
+	retval = entry_xattrs(e, &xl);
+	/* a new inode's fixed fields take 32 bytes past 128 (apply_rec) */
+	room = ext2fs_xattrs_raw_room(fs, 32);
+	if (!retval)
+		retval = ext2fs_xattrs_raw_fit(fs, room, xl.x, xl.count,
+					       &n_in, &in_inode, &in_block);
+	free(xl.x);
+	if (!retval)
+		return 0;
+	if (retval == EXT2_ET_EA_NO_SPACE)
+		snprintf(msg, sizeof(msg), "its %sextended attributes "
+			 "need %zu bytes of an EA block, which holds %zu "
+			 "(the target's %u-byte inodes hold %zu bytes of "
+			 "attributes, %zu of them here)",
+			 e->ctx ? "encryption context and " : "",
+			 in_block, (size_t) fs->blocksize -
+			 sizeof(struct ext2_ext_attr_header) - sizeof(__u32),
+			 EXT2_INODE_SIZE(fs->super), room, in_inode);
+	else
+		snprintf(msg, sizeof(msg), "its extended attributes cannot "
+			 "be stored: %s", error_message(retval));
+	return refuse_entry(e, msg);
 }
 
 /*
@@ -701,11 +760,10 @@ static int has_verity_tree(const struct e2cb_entry *e, uint64_t bs)
 		e->tar_size > (e->rec.size + bs - 1) / bs * bs;
 }
 
-/* What the target must hold: sizes, symlinks, attributes */
+/* What the target must hold: sizes, symlinks */
 static int note_sizes(struct plan *p, const struct e2cb_entry *e)
 {
 	uint64_t bs = p->block_size, size = e->rec.size;
-	size_t sizes[2] = { 0, 0 };
 
 	if (has_verity_tree(e, bs))
 		p->has_verity = 1;
@@ -730,15 +788,6 @@ static int note_sizes(struct plan *p, const struct e2cb_entry *e)
 		if (size > p->max_symlink)
 			p->max_symlink = size;
 	}
-	if (e->ctx)
-		sum_xattr(0, "c", 1, e->ctx, e->ctx_len, sizes);
-	if (e->xattrs)
-		e2cb_xattr_rec_iterate(e->xattrs, e->xattrs_len, sum_xattr,
-				       sizes);
-	if (sizes[0] > p->max_xattr)
-		p->max_xattr = sizes[0];
-	if (sizes[1] > p->max_xattrs)
-		p->max_xattrs = sizes[1];
 	return 0;
 }
 
@@ -757,6 +806,8 @@ static int check_entry(struct restore *rs, const struct e2cb_entry *e)
 		return check_link(rs, e);
 	if (!ret)
 		ret = note_sizes(&rs->plan, e);
+	if (!ret)
+		ret = check_xattrs_fit(rs, e);
 	if (ret)
 		return ret;
 	if (LINUX_S_ISDIR(e->rec.mode) && push_plan_dir(rs, e))
@@ -1097,19 +1148,14 @@ static int check_salt(struct restore *rs, const struct e2cb_header *h)
 
 /*
  * Sizes the target's block size bounds: a file (extents map 2^32
- * blocks), a symlink (one block), extended attributes (one block, and
- * what the inode holds past its fixed fields).
+ * blocks), a symlink (one block); extended attributes are checked entry
+ * by entry (check_xattrs_fit).
  */
 static int check_fit(struct restore *rs)
 {
 	ext2_filsys fs = rs->fs;
 	struct plan *p = &rs->plan;
 	uint64_t max_file = ((uint64_t) fs->blocksize << 32) - 1;
-	size_t block = fs->blocksize - sizeof(struct ext2_ext_attr_header) -
-		       sizeof(__u32);
-	size_t inode = EXT2_INODE_SIZE(fs->super) > EXT2_GOOD_OLD_INODE_SIZE +
-		       36 ? EXT2_INODE_SIZE(fs->super) -
-		       EXT2_GOOD_OLD_INODE_SIZE - 36 : 0;
 
 	if (p->max_size > max_file)
 		return refuse("the archive holds a file larger than %s's "
@@ -1117,11 +1163,6 @@ static int check_fit(struct restore *rs)
 	if (p->max_symlink >= fs->blocksize)
 		return refuse("the archive holds a symlink longer than %s's "
 			      "block", rs->opts->device);
-	if (p->max_xattr > (block > inode ? block : inode) ||
-	    p->max_xattrs > block + inode)
-		return refuse("the archive holds extended attributes larger "
-			      "than %s's block and inode hold",
-			      rs->opts->device);
 	return 0;
 }
 
@@ -1247,41 +1288,6 @@ static void apply_rec(ext2_filsys fs, struct ext2_inode_large *inode,
 	if (extra && (r->rflags & E2CB_IF_PROJID) &&
 	    ext2fs_has_feature_project(fs->super))
 		inode->i_projid = r->projid;
-}
-
-struct xattr_list {
-	struct ext2fs_raw_xattr *x;
-	size_t count, size;
-};
-
-static int collect_xattr(int index, const char *name, size_t name_len,
-			 const void *value, size_t value_len, void *priv)
-{
-	struct xattr_list *l = priv;
-
-	if (e2cb_grow((void **) &l->x, &l->size, l->count, sizeof(*l->x)))
-		return 1;
-	l->x[l->count].index = index;
-	l->x[l->count].name = name;
-	l->x[l->count].name_len = name_len;
-	l->x[l->count].value = value;
-	l->x[l->count].value_len = value_len;
-	l->count++;
-	return 0;
-}
-
-/* The context first (it then lands in the inode), the rest after */
-static errcode_t entry_xattrs(const struct e2cb_entry *e,
-			      struct xattr_list *l)
-{
-	memset(l, 0, sizeof(*l));
-	if (e->ctx && collect_xattr(EXT4_XATTR_INDEX_ENCRYPTION, "c", 1,
-				    e->ctx, e->ctx_len, l))
-		return EXT2_ET_NO_MEMORY;
-	if (e->xattrs && e2cb_xattr_rec_iterate(e->xattrs, e->xattrs_len,
-						collect_xattr, l))
-		return EXT2_ET_CRYPT_BAD_BLOB;
-	return 0;
 }
 
 static errcode_t alloc_inode(struct restore *rs, const struct e2cb_entry *e,
