@@ -542,6 +542,18 @@ errout:
  * back what @in holds, and the blocks added for the index go, so that
  * the directory is the linear one it was.
  */
+/* The directory back to @nblocks blocks, with its flags as @flags */
+static void dx_shrink(struct dx_dir *d, blk64_t nblocks, __u32 flags)
+{
+	ext2_filsys fs = d->fs;
+
+	/* with a block mapped past the size whose write failed */
+	ext2fs_punch(fs, d->ino, &d->inode, NULL, nblocks, ~0ULL);
+	ext2fs_inode_size_set(fs, &d->inode, nblocks * fs->blocksize);
+	d->inode.i_flags = flags;
+	ext2fs_write_inode(fs, d->ino, &d->inode);
+}
+
 static void dx_undo(struct dx_dir *d, const char *in, blk64_t nblocks)
 {
 	ext2_filsys fs = d->fs;
@@ -551,11 +563,7 @@ static void dx_undo(struct dx_dir *d, const char *in, blk64_t nblocks)
 		if (!dx_lblk_to_pblk(d, b, &pblk))
 			ext2fs_write_dir_block4(fs, pblk, (void *) (in +
 						b * fs->blocksize), 0, d->ino);
-	/* with a block mapped past the size whose write failed */
-	ext2fs_punch(fs, d->ino, &d->inode, NULL, nblocks, ~0ULL);
-	ext2fs_inode_size_set(fs, &d->inode, nblocks * fs->blocksize);
-	d->inode.i_flags &= ~EXT2_INDEX_FL;
-	ext2fs_write_inode(fs, d->ino, &d->inode);
+	dx_shrink(d, nblocks, d->inode.i_flags & ~EXT2_INDEX_FL);
 }
 
 /*
@@ -940,8 +948,52 @@ static errcode_t dx_fill_leaf(struct dx_dir *d, char *buf,
  * leaf, or the directory cannot grow; it is then unchanged, but for
  * empty blocks at its end.
  */
+/* The blocks a split may write over, as they were: index path and leaf */
+struct dx_saved {
+	blk64_t lblk[DX_MAX_DEPTH + 1];
+	char *buf[DX_MAX_DEPTH + 1];
+	int count;
+	blk64_t nblocks;		/* the directory's size, in blocks */
+};
+
+static errcode_t dx_save(struct dx_path *p, const char *leaf,
+			 struct dx_saved *s)
+{
+	size_t bs = p->d.fs->blocksize;
+	errcode_t retval;
+	int l;
+
+	s->nblocks = EXT2_I_SIZE(&p->d.inode) / bs;
+	for (l = 0; l <= p->depth; l++) {
+		retval = ext2fs_get_mem(bs, &s->buf[l]);
+		if (retval)
+			return retval;
+		s->count++;
+		s->lblk[l] = l < p->depth ? p->lv[l].lblk : p->leaf;
+		memcpy(s->buf[l], l < p->depth ? p->lv[l].buf : leaf, bs);
+	}
+	return 0;
+}
+
+/* A split failed part way: the directory as it was */
+static void dx_restore_saved(struct dx_path *p, struct dx_saved *s)
+{
+	int l;
+
+	for (l = 0; l < s->count; l++)
+		dx_write(&p->d, s->lblk[l], s->buf[l]);
+	dx_shrink(&p->d, s->nblocks, p->d.inode.i_flags);
+}
+
+static void dx_saved_free(struct dx_saved *s)
+{
+	while (s->count)
+		ext2fs_free_mem(&s->buf[--s->count]);
+}
+
 errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 {
+	struct dx_saved saved;
 	struct dx_path p;
 	struct dx_rec *recs = NULL;
 	struct ext2_dir_entry *de;
@@ -951,9 +1003,10 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 	unsigned int offset, rec_len, len, total;
 	blk64_t nblk;
 	__u32 hash2;
-	int l, need;
+	int l, need, started = 0;
 	errcode_t retval;
 
+	memset(&saved, 0, sizeof(saved));
 	retval = dx_path_open(fs, dir, &p);
 	if (!retval)
 		retval = dx_path_walk(&p, hash);
@@ -965,6 +1018,8 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 		retval = ext2fs_get_mem(fs->blocksize, &hi);
 	if (!retval)
 		retval = dx_read(&p.d, p.leaf, leaf);
+	if (!retval)
+		retval = dx_save(&p, leaf, &saved);
 	if (retval)
 		goto errout;
 
@@ -1031,6 +1086,8 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 		retval = EXT2_ET_DIR_NO_SPACE;
 		goto errout;
 	}
+	/* from here on a failure gives the directory back as it was */
+	started = 1;
 	while (p.npool < need) {
 		retval = dx_append_block(&p.d, lo, &p.pool[p.npool]);
 		if (retval) {
@@ -1053,6 +1110,9 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 	if (!retval)
 		retval = dx_write(&p.d, p.leaf, lo);
 errout:
+	if (retval && started)
+		dx_restore_saved(&p, &saved);
+	dx_saved_free(&saved);
 	ext2fs_free_mem(&recs);
 	ext2fs_free_mem(&leaf);
 	ext2fs_free_mem(&lo);
