@@ -109,6 +109,8 @@ struct plan {
 	/* for the target's checks */
 	uint64_t max_size;		/* of a regular file, or its data */
 	uint64_t max_symlink;
+	char *xattr_misfit;		/* the first entry whose attributes
+					 * do not fit, refused */
 };
 
 /*
@@ -711,18 +713,19 @@ static errcode_t entry_xattrs(const struct e2cb_entry *e,
 /*
  * The context and attributes go where the writing pass puts them
  * (ext2fs_xattrs_raw_write): in the inode while they fit, in order, the
- * rest in one EA block.  What does not fit is said now, not found part
- * way through the restore.
+ * rest in one EA block.  What does not fit is noted now, and said with
+ * the target's other checks (check_fit), not found part way through the
+ * restore.
  */
 static int check_xattrs_fit(struct restore *rs, const struct e2cb_entry *e)
 {
 	ext2_filsys fs = rs->fs;
 	struct xattr_list xl;
-	size_t room, n_in, in_inode, in_block;
+	size_t room, n_in, in_inode, in_block, len;
 	char msg[240];
 	errcode_t retval;
 
-	if (!e->ctx && !e->xattrs)
+	if ((!e->ctx && !e->xattrs) || rs->plan.xattr_misfit)
 		return 0;
 	retval = entry_xattrs(e, &xl);
 	/* a new inode's fixed fields take 32 bytes past 128 (apply_rec) */
@@ -745,7 +748,13 @@ static int check_xattrs_fit(struct restore *rs, const struct e2cb_entry *e)
 	else
 		snprintf(msg, sizeof(msg), "its extended attributes cannot "
 			 "be stored: %s", error_message(retval));
-	return refuse_entry(e, msg);
+	len = strlen(e->path) + strlen(msg) + 40;
+	rs->plan.xattr_misfit = malloc(len);
+	if (!rs->plan.xattr_misfit)
+		return refuse_entry(e, msg);
+	snprintf(rs->plan.xattr_misfit, len, "entry %llu (%s): %s",
+		 (unsigned long long) e->index, e->path, msg);
+	return 0;
 }
 
 /*
@@ -1148,8 +1157,8 @@ static int check_salt(struct restore *rs, const struct e2cb_header *h)
 
 /*
  * Sizes the target's block size bounds: a file (extents map 2^32
- * blocks), a symlink (one block); extended attributes are checked entry
- * by entry (check_xattrs_fit).
+ * blocks), a symlink (one block), an entry's extended attributes (one
+ * block, and what the inode holds: check_xattrs_fit).
  */
 static int check_fit(struct restore *rs)
 {
@@ -1163,6 +1172,8 @@ static int check_fit(struct restore *rs)
 	if (p->max_symlink >= fs->blocksize)
 		return refuse("the archive holds a symlink longer than %s's "
 			      "block", rs->opts->device);
+	if (p->xattr_misfit)
+		return refuse("%s", p->xattr_misfit);
 	return 0;
 }
 
@@ -2703,6 +2714,7 @@ static void restore_free(struct restore *rs)
 	free(rs->plan.open_dirs);
 	free(rs->plan.names.slot);
 	free(rs->plan.linked.slot);
+	free(rs->plan.xattr_misfit);
 	ext2fs_free_mem(&rs->fill.buf);
 	free(rs->taken.r);
 	e2cb_reader_close(rs->r);
