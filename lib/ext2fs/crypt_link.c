@@ -341,7 +341,8 @@ errout:
 /*
  * Give @dir one more, empty, block: what ext2fs_expand_dir() does, but
  * taken back whole should a write fail, where that one would keep the
- * block it allocated.
+ * block it allocated.  With clusters, whose blocks ext2fs_expand_dir()
+ * knows to fill in turn, it is left to that.
  */
 static errcode_t expand_dir(ext2_filsys fs, ext2_ino_t dir)
 {
@@ -350,6 +351,8 @@ static errcode_t expand_dir(ext2_filsys fs, ext2_ino_t dir)
 	char *buf = NULL;
 	errcode_t retval;
 
+	if (EXT2FS_CLUSTER_RATIO(fs) > 1)
+		return ext2fs_expand_dir(fs, dir);
 	retval = ext2fs_read_inode(fs, dir, &diri);
 	if (retval)
 		return retval;
