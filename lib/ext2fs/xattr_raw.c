@@ -391,27 +391,73 @@ errout:
 	return retval;
 }
 
+/*
+ * The bytes of attributes an inode whose fixed fields end @extra_isize
+ * bytes past the first 128 holds: what is left of it but the magic
+ * before the entries and the four zero bytes after them, as the kernel
+ * counts it (fs/ext4/xattr.c).
+ */
+size_t ext2fs_xattrs_raw_room(ext2_filsys fs, unsigned int extra_isize)
+{
+	size_t isize = EXT2_INODE_SIZE(fs->super);
+	size_t start = EXT2_GOOD_OLD_INODE_SIZE + extra_isize;
+
+	if (isize <= EXT2_GOOD_OLD_INODE_SIZE ||
+	    start + 2 * sizeof(__u32) > isize)
+		return 0;
+	return isize - start - 2 * sizeof(__u32);
+}
+
 /* Room for in-inode attributes, or 0 (and *start NULL) when none */
 static size_t in_inode_room(ext2_filsys fs, struct ext2_inode_large *inode,
 			    char **start)
 {
-	size_t isize = EXT2_INODE_SIZE(fs->super);
-	char *end = (char *) inode + isize;
+	size_t room;
 
 	*start = NULL;
-	if (isize <= EXT2_GOOD_OLD_INODE_SIZE)
+	if (EXT2_INODE_SIZE(fs->super) <= EXT2_GOOD_OLD_INODE_SIZE)
 		return 0;
 	if (inode->i_extra_isize < sizeof(inode->i_extra_isize))
 		inode->i_extra_isize = sizeof(struct ext2_inode_large) -
 				       EXT2_GOOD_OLD_INODE_SIZE;
-	*start = (char *) inode + EXT2_GOOD_OLD_INODE_SIZE +
-		 inode->i_extra_isize;
-	/* the magic before the entries, four zero bytes after them */
-	if (*start + 2 * sizeof(__u32) > end) {
-		*start = NULL;
-		return 0;
+	room = ext2fs_xattrs_raw_room(fs, inode->i_extra_isize);
+	if (room)
+		*start = (char *) inode + EXT2_GOOD_OLD_INODE_SIZE +
+			 inode->i_extra_isize;
+	return room;
+}
+
+/*
+ * Where ext2fs_xattrs_raw_write() puts @list: the first *@n_in in the
+ * inode's @room bytes (while they fit, in order), the rest in one EA
+ * block.  *@in_inode and *@in_block get the bytes each part takes,
+ * entries and values rounded as on disk; EXT2_ET_EA_NO_SPACE when the
+ * block, its header and the four zero bytes after the entries
+ * (the kernel's layout) cannot hold its part.
+ */
+errcode_t ext2fs_xattrs_raw_fit(ext2_filsys fs, size_t room,
+				const struct ext2fs_raw_xattr *list,
+				size_t count, size_t *n_in,
+				size_t *in_inode, size_t *in_block)
+{
+	size_t i;
+
+	*n_in = *in_inode = *in_block = 0;
+	for (i = 0; i < count; i++) {
+		if (list[i].name_len > 255 || list[i].index > 255 ||
+		    list[i].index < 0)
+			return EXT2_ET_EA_BAD_NAME_LEN;
+		if (*n_in == i && *in_inode + attr_space(&list[i]) <= room) {
+			*in_inode += attr_space(&list[i]);
+			(*n_in)++;
+		} else {
+			*in_block += attr_space(&list[i]);
+		}
 	}
-	return end - *start - 2 * sizeof(__u32);
+	if (*in_block + sizeof(struct ext2_ext_attr_header) +
+	    sizeof(__u32) > fs->blocksize)
+		return EXT2_ET_EA_NO_SPACE;
+	return 0;
 }
 
 /*
@@ -441,7 +487,7 @@ errcode_t ext2fs_xattrs_raw_write_shared(ext2_filsys fs, ext2_ino_t ino,
 					 struct ext2fs_ea_share *share)
 {
 	const struct ext2fs_raw_xattr **ptrs = NULL;
-	size_t room, used = 0, n_in = 0, blk_used = 0, i;
+	size_t room, used, n_in, blk_used, i;
 	char *start;
 	__u32 magic = ext2fs_cpu_to_le32(EXT2_EXT_ATTR_MAGIC);
 	errcode_t retval;
@@ -449,28 +495,15 @@ errcode_t ext2fs_xattrs_raw_write_shared(ext2_filsys fs, ext2_ino_t ino,
 	if (ext2fs_file_acl_block(fs, (struct ext2_inode *) inode))
 		return EXT2_ET_EA_KEY_NOT_FOUND;
 	room = in_inode_room(fs, inode, &start);
+	retval = ext2fs_xattrs_raw_fit(fs, room, list, count, &n_in, &used,
+				       &blk_used);
+	if (retval)
+		return retval;
 	retval = ext2fs_get_array(count ? count : 1, sizeof(*ptrs), &ptrs);
 	if (retval)
 		return retval;
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count; i++)
 		ptrs[i] = &list[i];
-		if (list[i].name_len > 255 || list[i].index > 255 ||
-		    list[i].index < 0) {
-			retval = EXT2_ET_EA_BAD_NAME_LEN;
-			goto errout;
-		}
-		if (n_in == i && used + attr_space(&list[i]) <= room) {
-			used += attr_space(&list[i]);
-			n_in++;
-		} else {
-			blk_used += attr_space(&list[i]);
-		}
-	}
-	if (blk_used + sizeof(struct ext2_ext_attr_header) + sizeof(__u32) >
-	    fs->blocksize) {
-		retval = EXT2_ET_EA_NO_SPACE;
-		goto errout;
-	}
 	if (start) {
 		memset(start, 0, (char *) inode + EXT2_INODE_SIZE(fs->super) -
 		       start);
@@ -484,7 +517,6 @@ errcode_t ext2fs_xattrs_raw_write_shared(ext2_filsys fs, ext2_ino_t ino,
 	if (count > n_in)
 		retval = write_ea_block(fs, ino, inode, ptrs + n_in,
 					count - n_in, share);
-errout:
 	ext2fs_free_mem(&ptrs);
 	return retval;
 }
