@@ -202,6 +202,60 @@ struct e2cb_entry {
 	size_t symlink_len;
 };
 
+/*
+ * Limits of what a reader accepts, so that its memory never follows a
+ * count or size the archive states: each is checked before anything
+ * is allocated for it (doc/archive-format.txt 10.1, LIMITS in
+ * e2cryptbak(8)).
+ */
+#define E2CB_MAX_PAX_HEADER	(1U << 20)	/* bytes of one entry's pax
+						   extended header */
+#define E2CB_MAX_STRETCHES	(1U << 20)	/* data stretches (sparse
+						   map entries) of one entry */
+#define E2CB_MAX_DEPTH		4096	/* path components of an entry */
+#define E2CB_MAX_XATTRS		8192	/* attributes in a xattr record */
+#define E2CB_MAX_SYMLINK	65536	/* bytes of a symlink target */
+#define E2CB_SCAN_QUEUE		4096	/* entry starts read ahead */
+
+/*
+ * The tar stream as it is handed to libarchive, checked before it
+ * gets there: one optional pax header and one ustar header per entry,
+ * of the types e2cryptbak writes, no sparse map but format 1.0's and
+ * none longer than E2CB_MAX_STRETCHES.  libarchive would allocate for
+ * a sparse map as long as the archive says before we see the entry.
+ */
+struct e2cb_tarscan {
+	uint64_t pos;			/* stream offset of the next byte */
+	uint64_t end;			/* of the piece being read */
+	int state;
+	int failed;
+	int pax_seen;			/* a pax header anywhere before */
+	uint8_t block[512];
+	size_t have;			/* of block, or of line */
+	/* the entry's pax header */
+	char *pax;
+	size_t pax_len, pax_have, pax_size;
+	int in_pax;			/* the ustar header is next */
+	int64_t size;			/* "size": -1 unset */
+	int sparse_major, sparse_minor;	/* -1 unset */
+	int name_slash, path_slash;	/* -1 unset, else ends in '/' */
+	char line[104];			/* a line of a sparse map */
+	/* entry starts scanned, not yet reached by libarchive */
+	uint64_t queue[E2CB_SCAN_QUEUE];
+	size_t qhead, qlen;
+	uint64_t entry_start;		/* the last one */
+	uint64_t fail_at;		/* where the refused entry starts */
+	char err[256];
+};
+
+extern void e2cb_tarscan_init(struct e2cb_tarscan *s);
+extern void e2cb_tarscan_free(struct e2cb_tarscan *s);
+extern int e2cb_tarscan_feed(struct e2cb_tarscan *s, const void *buf,
+			     size_t len);
+extern uint64_t e2cb_tarscan_skippable(const struct e2cb_tarscan *s);
+extern void e2cb_tarscan_skip(struct e2cb_tarscan *s, uint64_t len);
+extern int e2cb_tarscan_expect(struct e2cb_tarscan *s, uint64_t pos);
+
 struct e2cb_reader;
 
 /* flags for e2cb_reader_open */

@@ -67,6 +67,10 @@ struct backup {
 	time_t last_progress;
 	char *path;
 	size_t path_len, path_size;
+	/* PATH names a non-directory: the root holds this one name */
+	ext2_ino_t only_ino;
+	struct ext4_encrypted_name only_name;	/* name_len 0: any name */
+	int only_done;
 	/* entries go to libarchive on a thread of their own ... */
 	struct e2cb_pipe *writer;
 	int writer_ready;		/* the writer thread takes SIGPIPE */
@@ -497,6 +501,17 @@ static errcode_t write_region(struct backup *b, struct entry_job *j,
 	return 0;
 }
 
+/* The map entries of the regions: libarchive joins those that abut */
+static size_t sparse_runs(const struct region_list *rl)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < rl->count; i++)
+		if (!i || rl->r[i - 1].off + rl->r[i - 1].len != rl->r[i].off)
+			n++;
+	return n;
+}
+
 /* The stored regions, and the size the tar entry must cover */
 static errcode_t map_regions(struct backup *b, ext2_ino_t ino,
 			     struct ext2_inode_large *inode,
@@ -518,6 +533,13 @@ static errcode_t map_regions(struct backup *b, ext2_ino_t ino,
 	/* beyond 2^32 blocks: corrupt, and holes no one could feed */
 	if (i_size > ((uint64_t) 1 << 32) * b->fs->blocksize)
 		return EXT2_ET_FILE_TOO_BIG;
+	/* the sparse map, and the (size, 0) that may end it: readers
+	 * refuse more (doc/archive-format.txt 10.1) */
+	if (sparse_runs(rl) + 1 > E2CB_MAX_STRETCHES) {
+		snprintf(b->why, sizeof(b->why), "archiving (more than %u "
+			 "data stretches: holes), in", E2CB_MAX_STRETCHES);
+		return EXT2_ET_FILE_TOO_BIG;
+	}
 	*tar_size = i_size;
 	if (rl->count && rl->r[rl->count - 1].off +
 	    rl->r[rl->count - 1].len > *tar_size)
@@ -1327,6 +1349,20 @@ static errcode_t push_child_path(struct backup *b, const struct child *c,
 	return path_push(b, (const char *) c->name.name, c->name.name_len);
 }
 
+/* Whether @c is the one name a backup of a non-directory archives */
+static int only_child(struct backup *b, const struct child *c)
+{
+	const struct ext4_encrypted_name *n = &b->only_name;
+
+	if (b->only_done || c->ino != b->only_ino)
+		return 0;
+	if (n->name_len && (c->name.name_len != n->name_len ||
+			    memcmp(c->name.name, n->name, n->name_len)))
+		return 0;
+	b->only_done = 1;
+	return 1;
+}
+
 static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 			    struct ext2_inode_large *dir_inode, int depth)
 {
@@ -1384,6 +1420,8 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 			b->skipped++;
 			continue;
 		}
+		if (depth == 1 && b->only_ino && !only_child(b, &cl.c[i]))
+			continue;
 		if (push_child_path(b, &cl.c[i], parent_enc)) {
 			fprintf(stderr, "%s: in directory inode %u (%s): "
 				"entry with '/' or NUL in its name; skipped\n",
@@ -1729,15 +1767,89 @@ static uint64_t inodes_in_tree(ext2_filsys fs)
 	return used - (EXT2_FIRST_INODE(fs->super) - 1) + 1;
 }
 
+static int holds_ino_proc(ext2_ino_t dir EXT2FS_ATTR((unused)), int entry,
+			  struct ext2_dir_entry *de,
+			  int offset EXT2FS_ATTR((unused)),
+			  int blocksize EXT2FS_ATTR((unused)),
+			  char *buf EXT2FS_ATTR((unused)), void *priv)
+{
+	ext2_ino_t *want = priv;
+
+	if (entry == DIRENT_DOT_FILE || entry == DIRENT_DOT_DOT_FILE ||
+	    de->inode != *want)
+		return 0;
+	*want = 0;
+	return DIRENT_ABORT;
+}
+
+/*
+ * "<N>" alone names no directory entry: the first directory, in inode
+ * order, that holds a name of inode N holds it in the archive too.
+ */
+static errcode_t find_dir_of(ext2_filsys fs, ext2_ino_t ino, ext2_ino_t *dir)
+{
+	ext2_inode_scan scan;
+	struct ext2_inode inode;
+	ext2_ino_t d, want;
+	errcode_t retval;
+
+	retval = ext2fs_open_inode_scan(fs, 0, &scan);
+	if (retval)
+		return retval;
+	while (!(retval = ext2fs_get_next_inode(scan, &d, &inode)) && d) {
+		if (!LINUX_S_ISDIR(inode.i_mode) || !inode.i_links_count ||
+		    (d < EXT2_FIRST_INODE(fs->super) && d != EXT2_ROOT_INO))
+			continue;
+		want = ino;
+		if (ext2fs_dir_iterate2(fs, d, 0, NULL, holds_ino_proc,
+					&want) || want)
+			continue;
+		*dir = d;
+		break;
+	}
+	ext2fs_close_inode_scan(scan);
+	if (!retval && !d)
+		retval = EXT2_ET_FILE_NOT_FOUND;
+	return retval;
+}
+
+/*
+ * The backup root: the directory PATH names, or the directory that holds
+ * the non-directory PATH names, archived with that one name (which keeps
+ * the raw name, and the context that encrypts it, in the archive).
+ */
+static errcode_t find_root(struct backup *b, const char *src_path,
+			   ext2_ino_t *root)
+{
+	ext2_ino_t ino, dir;
+	errcode_t retval;
+
+	retval = e2cb_resolve_name(b->fs, src_path, &ino, &dir,
+				   &b->only_name);
+	if (retval)
+		return retval;
+	retval = ext2fs_check_directory(b->fs, ino);
+	if (retval != EXT2_ET_NO_DIRECTORY) {
+		*root = ino;
+		return retval;
+	}
+	b->only_ino = ino;
+	retval = 0;
+	if (!dir) {
+		memset(&b->only_name, 0, sizeof(b->only_name));
+		retval = find_dir_of(b->fs, ino, &dir);
+	}
+	*root = dir;
+	return retval;
+}
+
 static errcode_t backup_walk(struct backup *b, const char *src_path)
 {
 	ext2_ino_t root;
 	errcode_t retval;
 
 	readahead_inode_tables(b->fs);
-	retval = e2cb_resolve_path(b->fs, src_path, &root);
-	if (!retval)
-		retval = ext2fs_check_directory(b->fs, root);
+	retval = find_root(b, src_path, &root);
 	if (retval) {
 		com_err(program_name, retval, "while looking up %s",
 			src_path);
@@ -1752,7 +1864,7 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 	if (b->holes == MAP_FAILED)
 		b->holes = NULL;	/* zero_buf will do, slower */
 	e2cb_sum_init(&b->sum);
-	if (root == EXT2_ROOT_INO)
+	if (root == EXT2_ROOT_INO && !b->only_ino)
 		b->inodes_total = inodes_in_tree(b->fs);
 	b->entry = b->own_entry;
 	retval = write_header_entry(b, src_path, root);

@@ -27,6 +27,12 @@ const char *program_name = "e2cryptbak";
 #define OPT_PROTECTOR	258
 #define OPT_PROTECTOR_KEY 259
 #define OPT_FSCRYPT_DIR	260
+#define OPT_NO_SAME_OWNER 261
+#define OPT_NO_SAME_PERMS 262
+#define OPT_NO_DEVICES	263
+#define OPT_NO_SETID	264
+#define OPT_UNTRUSTED	265
+#define OPT_SAME_PERMS	266
 
 static void usage(FILE *f)
 {
@@ -34,7 +40,8 @@ static void usage(FILE *f)
 "Usage: %s backup [-p] [--stale] -o ARCHIVE|- [-Z gzip|zstd|xz]\n"
 "                DEVICE [PATH]\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
-"                [--enable-encrypt] [--keep-pw-salt] ARCHIVE|- DEVICE [PATH]\n"
+"                [--enable-encrypt] [--keep-pw-salt] [POLICY]\n"
+"                ARCHIVE|- DEVICE [PATH]\n"
 "       %s list [-l [--fscrypt-dir DIR ...]] ARCHIVE|-\n"
 "       %s list -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
 "                [--protector NAME|ID [--protector-key F]\n"
@@ -43,8 +50,13 @@ static void usage(FILE *f)
 "       %s extract -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
 "                [--protector NAME|ID [--protector-key F]\n"
 "                [--fscrypt-dir DIR ...]]\n"
-"                [-C DIR [--overwrite] | -O] ARCHIVE|-|DEVICE [PATH...]\n"
+"                [-C DIR [--overwrite] [--same-permissions] [POLICY] | -O]\n"
+"                ARCHIVE|-|DEVICE [PATH...]\n"
 "       %s -V | --help\n"
+"\n"
+"POLICY (what an untrusted archive may do): --no-same-owner,\n"
+"         --no-same-permissions, --no-devices, --no-setid, or --untrusted\n"
+"         for all four\n"
 "\n"
 "backup   archive an unmounted ext4 filesystem (or the subtree PATH) with\n"
 "         its encrypted files as ciphertext: no key needed\n"
@@ -113,9 +125,40 @@ static int cmd_backup(int argc, char **argv)
 	return e2cb_backup(&opts);
 }
 
+/* What an untrusted archive may do: restore and extract */
+#define POLICY_OPTIONS \
+	{ "no-same-owner", no_argument, NULL, OPT_NO_SAME_OWNER }, \
+	{ "no-same-permissions", no_argument, NULL, OPT_NO_SAME_PERMS }, \
+	{ "no-devices", no_argument, NULL, OPT_NO_DEVICES }, \
+	{ "no-setid", no_argument, NULL, OPT_NO_SETID }, \
+	{ "untrusted", no_argument, NULL, OPT_UNTRUSTED }
+
+static int policy_option(unsigned int *policy, int c)
+{
+	switch (c) {
+	case OPT_NO_SAME_OWNER:
+		*policy |= E2CB_NO_SAME_OWNER;
+		return 1;
+	case OPT_NO_SAME_PERMS:
+		*policy |= E2CB_NO_SAME_PERMS;
+		return 1;
+	case OPT_NO_DEVICES:
+		*policy |= E2CB_NO_DEVICES;
+		return 1;
+	case OPT_NO_SETID:
+		*policy |= E2CB_NO_SETID;
+		return 1;
+	case OPT_UNTRUSTED:
+		*policy |= E2CB_UNTRUSTED;
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_restore(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		POLICY_OPTIONS,
 		{ "keep-inode-numbers", no_argument, NULL, 'K' },
 		{ "set-uuid", no_argument, NULL, 'U' },
 		{ "enable-encrypt", no_argument, NULL, 'E' },
@@ -148,7 +191,8 @@ static int cmd_restore(int argc, char **argv)
 			opts.keep_pw_salt = 1;
 			break;
 		default:
-			return usage_error(NULL);
+			if (!policy_option(&opts.policy, c))
+				return usage_error(NULL);
 		}
 	}
 	if (argc - optind < 2 || argc - optind > 3)
@@ -292,6 +336,8 @@ static int cmd_extract(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		KEY_OPTIONS,
+		POLICY_OPTIONS,
+		{ "same-permissions", no_argument, NULL, OPT_SAME_PERMS },
 		{ "directory", required_argument, NULL, 'C' },
 		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
 		{ "to-stdout", no_argument, NULL, 'O' },
@@ -311,7 +357,10 @@ static int cmd_extract(int argc, char **argv)
 			opts.overwrite = 1;
 		else if (c == 'O')
 			opts.to_stdout = 1;
-		else if (!key_option(&opts, c)) {
+		else if (c == OPT_SAME_PERMS)
+			opts.policy |= E2CB_SAME_PERMS;
+		else if (!key_option(&opts, c) &&
+			 !policy_option(&opts.policy, c)) {
 			ret = usage_error(NULL);
 			goto out;
 		}
@@ -327,6 +376,11 @@ static int cmd_extract(int argc, char **argv)
 	} else if (opts.to_stdout && (opts.dir || opts.overwrite)) {
 		ret = usage_error("-O writes no files: -C and --overwrite "
 				  "do not go with it");
+	} else if ((opts.policy & E2CB_SAME_PERMS) &&
+		   (opts.policy & E2CB_NO_SAME_PERMS)) {
+		ret = usage_error("--same-permissions and "
+				  "--no-same-permissions (or --untrusted) "
+				  "contradict each other");
 	} else {
 		opts.source = argv[optind];
 		opts.paths = argv + optind + 1;

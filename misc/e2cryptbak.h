@@ -32,6 +32,18 @@ struct e2cb_backup_opts {
 	int stale;			/* do not replay the journal */
 };
 
+/*
+ * What an archive may do to the files it makes (man page: UNTRUSTED
+ * ARCHIVES); by default, as root, everything it holds.
+ */
+#define E2CB_NO_SAME_OWNER	0x01	/* owned by the user running us */
+#define E2CB_NO_SAME_PERMS	0x02	/* mode & 0777 & ~umask, as tar */
+#define E2CB_NO_DEVICES		0x04	/* no block or character devices */
+#define E2CB_NO_SETID		0x08	/* no set-id bits, no capabilities */
+#define E2CB_SAME_PERMS		0x10	/* extract by a user: as archived */
+#define E2CB_UNTRUSTED		(E2CB_NO_SAME_OWNER | E2CB_NO_SAME_PERMS | \
+				 E2CB_NO_DEVICES | E2CB_NO_SETID)
+
 struct e2cb_restore_opts {
 	const char *archive;		/* "-" for standard input */
 	const char *device;
@@ -42,6 +54,7 @@ struct e2cb_restore_opts {
 	int set_uuid;
 	int add_encrypt;		/* turn on the encrypt feature */
 	int keep_pw_salt;		/* keep a salt other than the archive's */
+	unsigned int policy;		/* E2CB_NO_* */
 };
 
 struct e2cb_extract_opts {
@@ -63,6 +76,7 @@ struct e2cb_extract_opts {
 	int list_only;			/* list -k: print, write nothing */
 	int to_stdout;			/* -O: file data to standard output */
 	int stale;			/* image: do not replay the journal */
+	unsigned int policy;		/* E2CB_NO_*, E2CB_SAME_PERMS */
 };
 
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
@@ -149,6 +163,9 @@ extern errcode_t e2cb_lookup_raw(ext2_filsys fs, ext2_ino_t dir,
 				 ext2_ino_t *ret);
 extern errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 				   ext2_ino_t *ret);
+extern errcode_t e2cb_resolve_name(ext2_filsys fs, const char *path,
+				   ext2_ino_t *ret, ext2_ino_t *dir,
+				   struct ext4_encrypted_name *name);
 extern int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem);
 extern const char *e2cb_mode_name(int mode);
 extern void e2cb_uuid_string(const uint8_t *uuid, char *out);
@@ -156,6 +173,10 @@ extern void e2cb_uuid_string(const uint8_t *uuid, char *out);
 extern int e2cb_salt_string(const uint8_t *salt, char *out);
 extern void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,
 			       size_t bufsize);
+extern uint32_t e2cb_policy_mode(unsigned int policy, uint32_t mode,
+				 uint32_t mask, int owner_changed);
+extern int e2cb_policy_drops_caps(unsigned int policy, int owner_changed);
+extern uint32_t e2cb_get_umask(void);
 extern void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d,
 				  char *buf, size_t size);
 

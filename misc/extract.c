@@ -157,6 +157,8 @@ struct xt {
 	int created_root;
 	int is_root;
 	uid_t euid;
+	unsigned int policy;		/* E2CB_NO_*: what the archive may do */
+	uint32_t umask;			/* for E2CB_NO_SAME_PERMS */
 	struct stat made;		/* the object extract_*() last made */
 	struct frame *st;
 	size_t depth, st_size;
@@ -175,7 +177,8 @@ struct xt {
 	struct ext2_inode_large *cur_inode;	/* image: the entry's */
 	int img_fd;			/* image: for the workers' reads */
 	uint64_t entries, files, bytes;
-	uint64_t missing, refused, failed, notroot, xattr_warnings;
+	uint64_t missing, refused, failed, notroot, nodevices;
+	uint64_t xattr_warnings;
 	uint64_t enc_seen, enc_ok;
 	int damaged;
 	errcode_t stop;			/* the output failed: no more entries */
@@ -709,19 +712,30 @@ static void apply_meta(struct xt *x, int fd, int is_path,
 	char proc[32];
 	struct xattr_target t = { x, fd, NULL, 0, 0 };
 	struct timespec ts[2];
-	int ret;
+	int same_owner = x->is_root && !(x->policy & E2CB_NO_SAME_OWNER);
+	int changed = 0, ret;
+	struct stat st;
 
+	/*
+	 * Not the archived owner's (the group may come from a set-group-ID
+	 * directory): its set-id bits and capability go.
+	 */
+	if (!same_owner)
+		changed = fstat(fd, &st) < 0 || st.st_uid != m->uid ||
+			  st.st_gid != m->gid;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (is_path)
 		t.proc = proc;
-	if (x->is_root &&
+	if (same_owner &&
 	    fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH) < 0) {
 		report(x, errno, "cannot set the owner");
 		t.failed = 1;
 	}
 	if (type != LINUX_S_IFLNK) {
-		ret = is_path ? chmod(proc, m->mode & 07777) :
-		      fchmod(fd, m->mode & 07777);
+		mode_t mode = e2cb_policy_mode(x->policy, m->mode, x->umask,
+					       changed) & 07777;
+
+		ret = is_path ? chmod(proc, mode) : fchmod(fd, mode);
 		if (ret < 0) {
 			report(x, errno, "cannot set the mode");
 			t.failed = 1;
@@ -731,8 +745,9 @@ static void apply_meta(struct xt *x, int fd, int is_path,
 		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
 				       set_one_xattr, &t);
 		t.caps = 1;
-		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
-				       set_one_xattr, &t);
+		if (!e2cb_policy_drops_caps(x->policy, changed))
+			e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
+					       set_one_xattr, &t);
 	}
 	ts[0].tv_sec = m->atime.sec;
 	ts[0].tv_nsec = m->atime.nsec;
@@ -1494,6 +1509,11 @@ static errcode_t extract_special(struct xt *x, int dirfd,
 	switch (type) {
 	case LINUX_S_IFCHR:
 	case LINUX_S_IFBLK:
+		if (x->policy & E2CB_NO_DEVICES) {
+			report(x, 0, "device node not created (--no-devices)");
+			x->nodevices++;
+			return 0;
+		}
 		if (!x->is_root) {
 			x->notroot++;
 			return 0;
@@ -2778,6 +2798,10 @@ static int finish(struct xt *x)
 		fprintf(stderr, "%s: %llu device nodes not created (not "
 			"root)\n", program_name,
 			(unsigned long long) x->notroot);
+	if (x->nodevices)
+		fprintf(stderr, "%s: %llu device nodes not created "
+			"(--no-devices)\n", program_name,
+			(unsigned long long) x->nodevices);
 	if (x->xattr_warnings)
 		fprintf(stderr, "%s: %llu extended attributes not set "
 			"(see above)\n", program_name,
@@ -2895,6 +2919,11 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	x.img_fd = -1;
 	x.euid = geteuid();
 	x.is_root = x.euid == 0;
+	/* as tar: a user's files get the umask unless asked otherwise */
+	x.policy = opts->policy;
+	if (!x.is_root && !(x.policy & E2CB_SAME_PERMS))
+		x.policy |= E2CB_NO_SAME_PERMS;
+	x.umask = e2cb_get_umask();
 	x.iobuf = malloc(IOBUF_SIZE);
 	pthread_mutex_init(&x.crypt_lock, NULL);
 	/* the other cores read, decrypt and write while this one walks */

@@ -25,21 +25,33 @@
 
 #define HASH_BUF_SIZE	65536
 
-/* An inode with several names, and the path its data was archived at */
+/*
+ * An inode with several names, and the digest of the path its data was
+ * archived at: a path may be a megabyte long, and a forged archive can
+ * give every entry such a path and several names.
+ */
 struct link_first {
 	uint32_t ino;
-	char *path;
+	uint8_t path_md[16];
 };
 
 struct e2cb_reader {
 	struct archive *a;
 	struct archive_entry *ae;
+	struct archive *dec;		/* the decompressor, if compressed */
 	int flags;
 	int fd;				/* the archive's */
 	int own_fd;
 	mode_t fd_mode;
 	int64_t fd_start;		/* where in fd the archive begins */
 	int plain_file;			/* fd: a regular file, not compressed */
+	int in_entry;			/* libarchive is at an entry's data */
+	/* what the decompressor's sniffing read, given again to the tar
+	 * reader when the archive turns out not to be compressed */
+	char *replay;
+	size_t replay_len, replay_off;
+	int recording;
+	struct e2cb_tarscan scan;	/* what libarchive is handed */
 	struct e2cb_stretch *map;	/* the current entry's data in fd */
 	size_t map_len, map_size;
 	struct e2cb_header hdr;
@@ -66,7 +78,7 @@ struct e2cb_reader {
 	size_t nlinked, linked_size;
 	/* E2CB_READ_HASH: the stream read, and the current entry */
 	EVP_MD_CTX *stream, *entry;
-	char *hash_buf;
+	char *hash_buf;			/* HASH_BUF_SIZE: what read() gets */
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];
 	char err[1024];
 };
@@ -77,7 +89,12 @@ static int vdamage(struct e2cb_reader *r, uint64_t index, const char *path,
 	char msg[768];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (path)
+	/* a path may be a megabyte long: its end, and the message */
+	if (path && strlen(path) > 200)
+		snprintf(r->err, sizeof(r->err), "entry %llu (...%s): %s",
+			 (unsigned long long) index,
+			 path + strlen(path) - 200, msg);
+	else if (path)
 		snprintf(r->err, sizeof(r->err), "entry %llu (%s): %s",
 			 (unsigned long long) index, path, msg);
 	else
@@ -183,9 +200,37 @@ static int check_rec_names(struct e2cb_reader *r)
  * The next tar header could not be read: the archive is cut short (or
  * damaged) at the entry that was due, whose path is not known yet.
  */
+/*
+ * libarchive reads the next header where the scan of the stream found
+ * one, or not at all: the scan is what stands between a forged header
+ * and libarchive's allocations.
+ */
+static int read_tar_header(struct e2cb_reader *r, struct archive_entry *ae)
+{
+	int ret;
+
+	if (r->in_entry && archive_read_data_skip(r->a) < ARCHIVE_WARN)
+		return ARCHIVE_FATAL;
+	r->in_entry = 0;
+	if (e2cb_tarscan_expect(&r->scan, archive_filter_bytes(r->a, 0)))
+		return ARCHIVE_FATAL;
+	ret = archive_read_next_header2(r->a, ae);
+	/* a header that fails its checksum: libarchive would look on */
+	if (ret == ARCHIVE_RETRY)
+		ret = ARCHIVE_FATAL;
+	r->in_entry = ret >= ARCHIVE_WARN && ret != ARCHIVE_EOF;
+	return ret;
+}
+
+/* Why the stream could not be read: the scan's refusal, or libarchive's */
+static const char *stream_why(struct e2cb_reader *r)
+{
+	return r->scan.failed ? r->scan.err : archive_why(r);
+}
+
 static int next_tar_header(struct e2cb_reader *r, const char *what)
 {
-	int ret = archive_read_next_header2(r->a, r->ae);
+	int ret = read_tar_header(r, r->ae);
 	char where[512] = "";
 
 	if (ret >= ARCHIVE_WARN && ret != ARCHIVE_EOF)
@@ -194,6 +239,12 @@ static int next_tar_header(struct e2cb_reader *r, const char *what)
 		snprintf(where, sizeof(where), ", the one after entry %llu "
 			 "(%s)", (unsigned long long) r->prev_index,
 			 r->prev_path);
+	if (r->scan.failed) {
+		snprintf(r->err, sizeof(r->err), "entry %llu (%s%s): "
+			 "refused: %s", (unsigned long long) r->next_seq,
+			 what, where, r->scan.err);
+		return -1;
+	}
 	snprintf(r->err, sizeof(r->err), "entry %llu (%s%s): the archive %s "
 		 "(%s)", (unsigned long long) r->next_seq, what, where,
 		 ret == ARCHIVE_EOF ? "ends before it: it is truncated" :
@@ -202,13 +253,22 @@ static int next_tar_header(struct e2cb_reader *r, const char *what)
 	return -1;
 }
 
-/* E2CB_READ_HASH: libarchive reads through us, and we hash it all */
-static la_ssize_t hashed_read(struct archive *a, void *priv,
-			      const void **buf)
+/*
+ * libarchive reads the descriptor through us: we hash what it reads
+ * (E2CB_READ_HASH), and we check the tar stream before it does.
+ */
+static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
+		       const void **buf)
 {
-	struct e2cb_reader *r = priv;
 	ssize_t n;
+	char *p;
 
+	if (r->replay_off < r->replay_len) {
+		*buf = r->replay + r->replay_off;
+		n = r->replay_len - r->replay_off;
+		r->replay_off = r->replay_len;
+		return n;
+	}
 	do
 		n = read(r->fd, r->hash_buf, HASH_BUF_SIZE);
 	while (n < 0 && errno == EINTR);
@@ -216,11 +276,90 @@ static la_ssize_t hashed_read(struct archive *a, void *priv,
 		archive_set_error(a, errno, "%s", strerror(errno));
 		return -1;
 	}
-	if (!EVP_DigestUpdate(r->stream, r->hash_buf, n)) {
+	if (r->stream && !EVP_DigestUpdate(r->stream, r->hash_buf, n)) {
 		archive_set_error(a, ENOMEM, "cannot hash the archive");
 		return -1;
 	}
+	if (r->recording && n) {
+		p = realloc(r->replay, r->replay_len + n);
+		if (!p) {
+			archive_set_error(a, ENOMEM, "out of memory");
+			return -1;
+		}
+		memcpy(p + r->replay_len, r->hash_buf, n);
+		r->replay = p;
+		r->replay_len += n;
+		r->replay_off = r->replay_len;
+	}
 	*buf = r->hash_buf;
+	return n;
+}
+
+/* The decompressor reads the descriptor */
+static la_ssize_t dec_read(struct archive *a, void *priv, const void **buf)
+{
+	return fd_read(priv, a, buf);
+}
+
+/* The tar reader reads the decompressor's output, or the descriptor */
+static la_ssize_t tar_read(struct archive *a, void *priv, const void **buf)
+{
+	struct e2cb_reader *r = priv;
+	la_int64_t off;
+	uint64_t before;
+	size_t len;
+	ssize_t n;
+	int ret;
+
+	if (r->dec) {
+		ret = archive_read_data_block(r->dec, buf, &len, &off);
+		if (ret == ARCHIVE_EOF)
+			return 0;
+		if (ret != ARCHIVE_OK) {
+			archive_set_error(a, archive_errno(r->dec), "%s",
+					  archive_error_string(r->dec) ?
+					  archive_error_string(r->dec) :
+					  "cannot decompress the archive");
+			return -1;
+		}
+		n = len;
+	} else {
+		n = fd_read(r, a, buf);
+		if (n < 0)
+			return n;
+	}
+	if (r->scan.failed) {
+		archive_set_error(a, EINVAL, "%s", r->scan.err);
+		return -1;
+	}
+	before = r->scan.pos;
+	/* the entries before a refused one are handed out, not it */
+	if (e2cb_tarscan_feed(&r->scan, *buf, n))
+		n = r->scan.fail_at > before ? r->scan.fail_at - before : 0;
+	if (!n && r->scan.failed) {
+		archive_set_error(a, EINVAL, "%s", r->scan.err);
+		return -1;
+	}
+	return n;
+}
+
+/* Data of an uncompressed regular file: skipped unread, never beyond it */
+static la_int64_t tar_skip(struct archive *a, void *priv, la_int64_t request)
+{
+	struct e2cb_reader *r = priv;
+	uint64_t n = e2cb_tarscan_skippable(&r->scan);
+	off_t here;
+
+	(void) a;
+	if ((uint64_t) request < n)
+		n = request;
+	/* libarchive reads what we do not skip */
+	if (!n || r->replay_off < r->replay_len)
+		return 0;
+	here = lseek(r->fd, 0, SEEK_CUR);
+	if (here < 0 || lseek(r->fd, here + n, SEEK_SET) < 0)
+		return 0;
+	e2cb_tarscan_skip(&r->scan, n);
 	return n;
 }
 
@@ -228,27 +367,69 @@ static errcode_t start_hashes(struct e2cb_reader *r)
 {
 	r->stream = EVP_MD_CTX_new();
 	r->entry = EVP_MD_CTX_new();
-	r->hash_buf = malloc(HASH_BUF_SIZE);
-	if (!r->stream || !r->entry || !r->hash_buf ||
+	if (!r->stream || !r->entry ||
 	    !EVP_DigestInit_ex(r->stream, EVP_sha256(), NULL))
 		return EXT2_ET_NO_MEMORY;
 	return 0;
+}
+
+/*
+ * A decompressor first, with libarchive's sniffing of the filters; if
+ * the stream is not compressed it goes, and the tar reader reads the
+ * descriptor itself, what the sniffing read given again.
+ */
+static int open_decompressor(struct e2cb_reader *r)
+{
+	struct archive_entry *raw;
+
+	r->dec = archive_read_new();
+	if (!r->dec)
+		return ARCHIVE_FATAL;
+	archive_read_support_filter_all(r->dec);
+	archive_read_support_format_raw(r->dec);
+	r->recording = 1;
+	if (archive_read_open(r->dec, r, NULL, dec_read, NULL) != ARCHIVE_OK)
+		return ARCHIVE_FATAL;
+	r->recording = 0;
+	if (archive_filter_count(r->dec) == 1 &&
+	    archive_filter_code(r->dec, 0) == ARCHIVE_FILTER_NONE) {
+		archive_read_free(r->dec);
+		r->dec = NULL;
+		r->replay_off = 0;
+		return ARCHIVE_OK;
+	}
+	free(r->replay);
+	r->replay = NULL;
+	r->replay_len = r->replay_off = 0;
+	return archive_read_next_header(r->dec, &raw);
+}
+
+static int open_tar(struct e2cb_reader *r)
+{
+	archive_read_support_format_tar(r->a);
+	/* "._x" is a file of that name, not metadata of "x" to read whole */
+	archive_read_set_format_option(r->a, "tar", "mac-ext", NULL);
+	archive_read_set_read_callback(r->a, tar_read);
+	archive_read_set_callback_data(r->a, r);
+	if (!r->dec && !r->stream && S_ISREG(r->fd_mode))
+		archive_read_set_skip_callback(r->a, tar_skip);
+	return archive_read_open1(r->a);
 }
 
 /* @name, or when NULL the descriptor r->fd (standard input by default) */
 static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 {
 	const char *shown = name ? name : "the archive";
+	struct archive *failed;
 	struct stat st;
 	errcode_t retval;
-	int ret;
 
 	r->a = archive_read_new();
 	r->ae = archive_entry_new();
-	if (!r->a || !r->ae)
+	r->hash_buf = malloc(HASH_BUF_SIZE);
+	if (!r->a || !r->ae || !r->hash_buf)
 		return EXT2_ET_NO_MEMORY;
-	archive_read_support_format_tar(r->a);
-	archive_read_support_filter_all(r->a);
+	e2cb_tarscan_init(&r->scan);
 	if (name && strcmp(name, "-")) {
 		r->fd = open(name, O_RDONLY | O_CLOEXEC);
 		if (r->fd < 0) {
@@ -270,20 +451,28 @@ static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 		retval = start_hashes(r);
 		if (retval)
 			return retval;
-		ret = archive_read_open(r->a, r, NULL, hashed_read, NULL);
-	} else {
-		ret = archive_read_open_fd(r->a, r->fd, 65536);
 	}
-	if (ret != ARCHIVE_OK) {
+	if (open_decompressor(r) < ARCHIVE_WARN)
+		failed = r->dec;
+	else if (open_tar(r) != ARCHIVE_OK)
+		failed = r->a;
+	else
+		failed = NULL;
+	/* refused before libarchive saw a header: not one of ours */
+	if (failed && r->scan.failed) {
+		snprintf(r->err, sizeof(r->err), "not an e2cryptbak archive "
+			 "(%s)", r->scan.err);
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	}
+	if (failed) {
 		snprintf(r->err, sizeof(r->err), "cannot open %s: %s", shown,
-			 archive_error_string(r->a));
+			 archive_error_string(failed) ?
+			 archive_error_string(failed) : strerror(ENOMEM));
 		return EXT2_ET_FILE_NOT_FOUND;
 	}
 	/* data read around libarchive would not be hashed */
 	r->plain_file = r->fd_start >= 0 && S_ISREG(r->fd_mode) &&
-			!(r->flags & E2CB_READ_HASH) &&
-			archive_filter_count(r->a) == 1 &&
-			archive_filter_code(r->a, 0) == ARCHIVE_FILTER_NONE;
+			!(r->flags & E2CB_READ_HASH) && !r->dec;
 	return 0;
 }
 
@@ -331,8 +520,12 @@ static int read_header(struct e2cb_reader *r)
 	int dup = 0;
 	errcode_t err;
 
-	if (next_tar_header(r, "the header"))
+	if (next_tar_header(r, "the header")) {
+		if (r->scan.failed)
+			snprintf(r->err, sizeof(r->err), "not an e2cryptbak "
+				 "archive (%s)", r->scan.err);
 		return -1;
+	}
 	if ((r->flags & E2CB_READ_HASH) && digest_entry(r))
 		return -1;
 	v = find_rec(r, E2CB_REC_HEADER, &len, &dup);
@@ -435,9 +628,10 @@ static int drain_data(struct e2cb_reader *r)
 		return 0;
 	if (!(r->flags & E2CB_READ_DATA)) {
 		r->data_done = 1;
+		r->in_entry = 0;
 		if (archive_read_data_skip(r->a) < ARCHIVE_WARN)
 			return damage(r, "while skipping its data: %s",
-				      archive_why(r));
+				      stream_why(r));
 		return 0;
 	}
 	if (e2cb_reader_data(r, NULL, NULL))
@@ -500,8 +694,10 @@ static int read_trailer(struct e2cb_reader *r, const void *v, size_t len)
 			      (unsigned long long) r->trailer.data_bytes,
 			      (unsigned long long) r->data_bytes);
 	extra = archive_entry_new();
-	ret = archive_read_next_header2(r->a, extra);
+	ret = read_tar_header(r, extra);
 	archive_entry_free(extra);
+	if (r->scan.failed)
+		return damage(r, "after it: refused: %s", r->scan.err);
 	if (ret != ARCHIVE_EOF)
 		return damage(r, "entries follow the trailer");
 	return E2CB_READER_END;
@@ -553,10 +749,20 @@ static int decode_crypt_records(struct e2cb_reader *r, struct e2cb_entry *e)
 	return 0;
 }
 
+static int count_xattr(int index EXT2FS_ATTR((unused)),
+		       const char *name EXT2FS_ATTR((unused)),
+		       size_t name_len EXT2FS_ATTR((unused)),
+		       const void *value EXT2FS_ATTR((unused)),
+		       size_t value_len EXT2FS_ATTR((unused)), void *priv)
+{
+	(*(size_t *) priv)++;
+	return 0;
+}
+
 static int decode_other_records(struct e2cb_reader *r, struct e2cb_entry *e)
 {
 	const void *v;
-	size_t len = 0;
+	size_t len = 0, n = 0;
 	int dup = 0;
 
 	v = find_rec(r, E2CB_REC_XATTRS, &len, &dup);
@@ -564,8 +770,11 @@ static int decode_other_records(struct e2cb_reader *r, struct e2cb_entry *e)
 		return damage(r, "the xattr record is %s",
 			      dup ? "duplicated" : v ? "unexpected" :
 			      "missing");
-	if (v && e2cb_xattr_rec_iterate(v, len, NULL, NULL))
+	if (v && e2cb_xattr_rec_iterate(v, len, count_xattr, &n))
 		return damage(r, "the xattr record is damaged");
+	if (n > E2CB_MAX_XATTRS)
+		return damage(r, "%zu extended attributes, over the limit of "
+			      "%d", n, E2CB_MAX_XATTRS);
 	e->xattrs = v;
 	e->xattrs_len = v ? len : 0;
 	v = find_rec(r, E2CB_REC_SYMLINK, &len, &dup);
@@ -713,6 +922,9 @@ static int check_path_order(struct e2cb_reader *r, struct e2cb_entry *e)
 		return damage(r, "the entry's directory is not an earlier "
 			      "entry");
 	e->depth = r->ndirs;
+	if (e->depth > E2CB_MAX_DEPTH)
+		return damage(r, "nested %u levels deep, over the limit of "
+			      "%d", e->depth, E2CB_MAX_DEPTH);
 	return 0;
 }
 
@@ -768,21 +980,29 @@ static void linked_insert(struct link_first *t, size_t size,
 	t[i] = *l;
 }
 
+static int path_digest(const char *path, uint8_t md[16])
+{
+	uint8_t full[EVP_MAX_MD_SIZE];
+
+	if (!EVP_Digest(path, strlen(path), full, NULL, EVP_sha256(), NULL))
+		return -1;
+	memcpy(md, full, 16);
+	return 0;
+}
+
 static int linked_add(struct e2cb_reader *r, uint32_t ino, const char *path)
 {
-	struct link_first *old = r->linked, l = { ino, strdup(path) };
+	struct link_first *old = r->linked, l = { .ino = ino };
 	size_t old_size = r->linked_size, j;
 
-	if (!l.path)
+	if (path_digest(path, l.path_md))
 		return damage(r, "out of memory");
-
 	if ((r->nlinked + 1) * 2 > r->linked_size) {
 		r->linked_size = old_size ? old_size * 2 : 64;
 		r->linked = calloc(r->linked_size, sizeof(*r->linked));
 		if (!r->linked) {
 			r->linked = old;
 			r->linked_size = old_size;
-			free(l.path);
 			return damage(r, "out of memory");
 		}
 		for (j = 0; j < old_size; j++)
@@ -806,12 +1026,15 @@ static int check_hard_link(struct e2cb_reader *r, struct e2cb_entry *e)
 {
 	const struct link_first *first = linked_find(r, e->rec.ino);
 	const char *target = archive_entry_hardlink(r->ae);
+	uint8_t md[16];
 
 	if (LINUX_S_ISDIR(e->rec.mode) || !first)
 		return damage(r, "a hard link to inode %u, which no earlier "
 			      "entry holds", e->rec.ino);
-	/* the path itself: a crc is no match for a forger */
-	if (strcmp(target, first->path))
+	if (path_digest(target, md))
+		return damage(r, "out of memory");
+	/* the path itself, by SHA-256: a crc is no match for a forger */
+	if (memcmp(md, first->path_md, sizeof(md)))
 		return damage(r, "the hard link's tar target is not the "
 			      "entry that holds inode %u", e->rec.ino);
 	return 0;
@@ -850,6 +1073,11 @@ static int check_consistency(struct e2cb_reader *r, struct e2cb_entry *e)
 	    !!(rec->iflags & EXT4_ENCRYPT_FL))
 		return damage(r, "the inode's encrypt flag and its metadata "
 			      "record disagree");
+	if (!hard && LINUX_S_ISLNK(rec->mode) &&
+	    rec->size > E2CB_MAX_SYMLINK)
+		return damage(r, "a symlink target of %llu bytes, over the "
+			      "limit of %d", (unsigned long long) rec->size,
+			      E2CB_MAX_SYMLINK);
 	if ((rec->rflags & E2CB_IF_SYMLINK) &&
 	    (!LINUX_S_ISLNK(rec->mode) || !(rec->iflags & EXT4_ENCRYPT_FL)))
 		return damage(r, "a symlink record on an entry that is not "
@@ -1012,8 +1240,10 @@ errcode_t e2cb_reader_data(struct e2cb_reader *r, e2cb_data_func func,
 				return retval;
 		}
 	}
+	/* at its end libarchive is ready for the next header */
+	r->in_entry = 0;
 	if (ret != ARCHIVE_EOF) {
-		damage(r, "while reading its data: %s", archive_why(r));
+		damage(r, "while reading its data: %s", stream_why(r));
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	}
 	return 0;
@@ -1027,6 +1257,9 @@ static int add_stretch(struct e2cb_reader *r, la_int64_t off,
 
 	if (!len)
 		return 0;
+	if (r->map_len == E2CB_MAX_STRETCHES)
+		return damage(r, "more than %u data stretches",
+			      E2CB_MAX_STRETCHES);
 	if (off < 0 || len < 0 || (uint64_t) off > r->cur.tar_size ||
 	    (uint64_t) len > r->cur.tar_size - off)
 		return damage(r, "data beyond the entry's size");
@@ -1094,8 +1327,9 @@ errcode_t e2cb_reader_data_map(struct e2cb_reader *r,
 	if (pos + total > (uint64_t) st.st_size)
 		return EXT2_ET_UNIMPLEMENTED;
 	r->data_done = 1;
+	r->in_entry = 0;
 	if (archive_read_data_skip(r->a) < ARCHIVE_WARN) {
-		damage(r, "while skipping its data: %s", archive_why(r));
+		damage(r, "while skipping its data: %s", stream_why(r));
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	}
 	/* what libarchive skipped is that data and the block's padding */
@@ -1161,20 +1395,20 @@ errcode_t e2cb_reader_sum_again(struct e2cb_reader *r, uint8_t *buf,
 
 void e2cb_reader_close(struct e2cb_reader *r)
 {
-	size_t i;
-
 	if (!r)
 		return;
 	if (r->ae)
 		archive_entry_free(r->ae);
 	if (r->a)
 		archive_read_free(r->a);
+	if (r->dec)
+		archive_read_free(r->dec);
 	close_archive_fd(r);
+	e2cb_tarscan_free(&r->scan);
+	free(r->replay);
 	free(r->map);
 	free(r->dir_len);
 	free(r->dir_path);
-	for (i = 0; i < r->linked_size; i++)
-		free(r->linked[i].path);
 	free(r->linked);
 	free(r->prev_path);
 	free(r->path);

@@ -38,6 +38,7 @@ struct dir_frame {
 	ext2_ino_t ino;
 	blk64_t hint;			/* last block we linked into */
 	int encrypted;
+	int made;			/* by us: it may go inline */
 };
 
 struct ino_map {
@@ -109,7 +110,9 @@ struct plan {
 	/* for the target's checks */
 	uint64_t max_size;		/* of a regular file, or its data */
 	uint64_t max_symlink;
-	size_t max_xattr, max_xattrs;	/* in-block bytes: one, all */
+	uint64_t devices;		/* that --no-devices refuses */
+	char *xattr_misfit;		/* the first entry whose attributes
+					 * do not fit, refused */
 };
 
 /*
@@ -136,6 +139,23 @@ struct fill {
 	size_t len;			/* bytes of buf staged, from buf[0] */
 	uint64_t end;			/* end of the data so far */
 	struct ext2fs_extent last;	/* the last extent, once e_len */
+	char *small;			/* a small file's data, read whole */
+	size_t small_end, small_covered;	/* where it ends, its bytes */
+	int small_pending;		/* read, not inlined: fill from it */
+};
+
+/*
+ * The blocks allocated for the inode being made (its data, extent tree,
+ * directory and EA blocks), as libext2fs reports them: what taking the
+ * inode back frees, even where a failed write left its mapping behind.
+ */
+struct taken {
+	struct taken_range {
+		blk64_t start, len;
+	} *r;
+	size_t count, size;
+	int on;				/* recording */
+	int lost;			/* out of memory: some not recorded */
 };
 
 struct restore {
@@ -151,9 +171,12 @@ struct restore {
 	struct dir_frame *stack;
 	size_t depth, stack_size;
 	struct fill fill;		/* regular file being filled */
+	struct ext2fs_ea_share *ea_share;	/* EA blocks to share */
 	uint64_t done_entries, done_bytes;
 	unsigned int nlink_overflows;	/* directories counted as 1 */
 	unsigned int unindexed;		/* no index would fit */
+	uint32_t uid, gid, umask;	/* ours, for opts->policy */
+	struct taken taken;		/* blocks of the inode being made */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -204,6 +227,109 @@ static void die_of_signal(void)
 	fflush(stderr);
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/*
+ * For the test suite only (tests/r_takeback): E2CRYPTBAK_TEST_IO_FAIL=E:N
+ * fails, with EIO and once, the Nth block read or write of the target
+ * made while the writing pass handles its Eth entry (0 the archive's
+ * root; E the number of entries: the last directories closed), so that
+ * every failure point of every kind of entry can be reached and its
+ * take-back checked.  Only the environment sets it, never an archive;
+ * restore says so when it fires.  The channel's own manager is kept,
+ * with its reads and writes counted first.
+ */
+static struct {
+	uint64_t entry, nth;		/* where to fail */
+	uint64_t at, count;		/* the entry now, its requests */
+	int set, armed, fired;
+	io_manager real;
+	struct struct_io_manager shim;
+} fault;
+
+static errcode_t fault_hit(void)
+{
+	if (!fault.armed || fault.fired || ++fault.count != fault.nth)
+		return 0;
+	fault.fired = 1;
+	fprintf(stderr, "%s: test: I/O request %llu of entry %llu fails\n",
+		program_name, (unsigned long long) fault.nth,
+		(unsigned long long) fault.entry);
+	return EIO;
+}
+
+static errcode_t fault_read_blk(io_channel ch, unsigned long blk, int count,
+				void *buf)
+{
+	errcode_t retval = fault_hit();
+
+	return retval ? retval : fault.real->read_blk(ch, blk, count, buf);
+}
+
+static errcode_t fault_write_blk(io_channel ch, unsigned long blk, int count,
+				 const void *buf)
+{
+	errcode_t retval = fault_hit();
+
+	return retval ? retval : fault.real->write_blk(ch, blk, count, buf);
+}
+
+static errcode_t fault_read_blk64(io_channel ch, unsigned long long blk,
+				  int count, void *buf)
+{
+	errcode_t retval = fault_hit();
+
+	return retval ? retval :
+		fault.real->read_blk64(ch, blk, count, buf);
+}
+
+static errcode_t fault_write_blk64(io_channel ch, unsigned long long blk,
+				   int count, const void *buf)
+{
+	errcode_t retval = fault_hit();
+
+	return retval ? retval :
+		fault.real->write_blk64(ch, blk, count, buf);
+}
+
+static errcode_t fault_write_byte(io_channel ch, unsigned long off, int size,
+				  const void *buf)
+{
+	errcode_t retval = fault_hit();
+
+	return retval ? retval : fault.real->write_byte(ch, off, size, buf);
+}
+
+static void fault_install(ext2_filsys fs)
+{
+	const char *spec = getenv("E2CRYPTBAK_TEST_IO_FAIL");
+	unsigned long long entry, nth;
+	struct struct_io_manager *m = &fault.shim;
+
+	if (!spec || sscanf(spec, "%llu:%llu", &entry, &nth) != 2 || !nth)
+		return;
+	fault.entry = entry;
+	fault.nth = nth;
+	fault.set = 1;
+	fault.at = -1;
+	fault.real = fs->io->manager;
+	*m = *fault.real;
+	m->read_blk = m->read_blk ? fault_read_blk : NULL;
+	m->write_blk = m->write_blk ? fault_write_blk : NULL;
+	m->read_blk64 = m->read_blk64 ? fault_read_blk64 : NULL;
+	m->write_blk64 = m->write_blk64 ? fault_write_blk64 : NULL;
+	m->write_byte = m->write_byte ? fault_write_byte : NULL;
+	fs->io->manager = m;
+}
+
+/* The writing pass is at entry @entry now (-1: between entries) */
+static void fault_arm(uint64_t entry)
+{
+	if (!fault.set || entry == fault.at)
+		return;
+	fault.at = entry;
+	fault.armed = entry == fault.entry;
+	fault.count = 0;
 }
 
 static errcode_t map_add(struct ino_map *m, ext2_ino_t from, ext2_ino_t to)
@@ -556,18 +682,99 @@ static int check_link(struct restore *rs, const struct e2cb_entry *e)
 	return 0;
 }
 
-/* The in-block bytes of one attribute, summed by sum_xattr */
-static int sum_xattr(int index EXT2FS_ATTR((unused)),
-		     const char *name EXT2FS_ATTR((unused)), size_t name_len,
-		     const void *value EXT2FS_ATTR((unused)),
-		     size_t value_len, void *priv)
+/* --no-same-owner gives @r to someone other than the archive says */
+static int owner_changed(struct restore *rs, const struct e2cb_inode_rec *r)
 {
-	size_t *sizes = priv, n;
+	return (rs->opts->policy & E2CB_NO_SAME_OWNER) &&
+	       (r->uid != rs->uid || r->gid != rs->gid);
+}
 
-	n = EXT2_EXT_ATTR_LEN(name_len) + EXT2_EXT_ATTR_SIZE(value_len);
-	if (n > sizes[0])
-		sizes[0] = n;
-	sizes[1] += n;
+struct xattr_list {
+	struct ext2fs_raw_xattr *x;
+	size_t count, size;
+	int drop_caps;			/* leave security.capability out */
+};
+
+static int collect_xattr(int index, const char *name, size_t name_len,
+			 const void *value, size_t value_len, void *priv)
+{
+	struct xattr_list *l = priv;
+
+	/* security.capability: index 6, as the kernel numbers it */
+	if (l->drop_caps && index == 6 &&
+	    name_len == 10 && !memcmp(name, "capability", 10))
+		return 0;
+	if (e2cb_grow((void **) &l->x, &l->size, l->count, sizeof(*l->x)))
+		return 1;
+	l->x[l->count].index = index;
+	l->x[l->count].name = name;
+	l->x[l->count].name_len = name_len;
+	l->x[l->count].value = value;
+	l->x[l->count].value_len = value_len;
+	l->count++;
+	return 0;
+}
+
+/* The context first (it then lands in the inode), the rest after */
+static errcode_t entry_xattrs(struct restore *rs, const struct e2cb_entry *e,
+			      struct xattr_list *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->drop_caps = e2cb_policy_drops_caps(rs->opts->policy,
+					      owner_changed(rs, &e->rec));
+	if (e->ctx && collect_xattr(EXT4_XATTR_INDEX_ENCRYPTION, "c", 1,
+				    e->ctx, e->ctx_len, l))
+		return EXT2_ET_NO_MEMORY;
+	if (e->xattrs && e2cb_xattr_rec_iterate(e->xattrs, e->xattrs_len,
+						collect_xattr, l))
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	return 0;
+}
+
+/*
+ * The context and attributes go where the writing pass puts them
+ * (ext2fs_xattrs_raw_write): in the inode while they fit, in order, the
+ * rest in one EA block.  What does not fit is noted now, and said with
+ * the target's other checks (check_fit), not found part way through the
+ * restore.
+ */
+static int check_xattrs_fit(struct restore *rs, const struct e2cb_entry *e)
+{
+	ext2_filsys fs = rs->fs;
+	struct xattr_list xl;
+	size_t room, n_in, in_inode, in_block, len;
+	char msg[240];
+	errcode_t retval;
+
+	if ((!e->ctx && !e->xattrs) || rs->plan.xattr_misfit)
+		return 0;
+	retval = entry_xattrs(rs, e, &xl);
+	/* a new inode's fixed fields take 32 bytes past 128 (apply_rec) */
+	room = ext2fs_xattrs_raw_room(fs, 32);
+	if (!retval)
+		retval = ext2fs_xattrs_raw_fit(fs, room, xl.x, xl.count,
+					       &n_in, &in_inode, &in_block);
+	free(xl.x);
+	if (!retval)
+		return 0;
+	if (retval == EXT2_ET_EA_NO_SPACE)
+		snprintf(msg, sizeof(msg), "its %sextended attributes "
+			 "need %zu bytes of an EA block, which holds %zu "
+			 "(the target's %u-byte inodes hold %zu bytes of "
+			 "attributes, %zu of them here)",
+			 e->ctx ? "encryption context and " : "",
+			 in_block, (size_t) fs->blocksize -
+			 sizeof(struct ext2_ext_attr_header) - sizeof(__u32),
+			 EXT2_INODE_SIZE(fs->super), room, in_inode);
+	else
+		snprintf(msg, sizeof(msg), "its extended attributes cannot "
+			 "be stored: %s", error_message(retval));
+	len = strlen(e->path) + strlen(msg) + 40;
+	rs->plan.xattr_misfit = malloc(len);
+	if (!rs->plan.xattr_misfit)
+		return refuse_entry(e, msg);
+	snprintf(rs->plan.xattr_misfit, len, "entry %llu (%s): %s",
+		 (unsigned long long) e->index, e->path, msg);
 	return 0;
 }
 
@@ -583,11 +790,10 @@ static int has_verity_tree(const struct e2cb_entry *e, uint64_t bs)
 		e->tar_size > (e->rec.size + bs - 1) / bs * bs;
 }
 
-/* What the target must hold: sizes, symlinks, attributes */
+/* What the target must hold: sizes, symlinks */
 static int note_sizes(struct plan *p, const struct e2cb_entry *e)
 {
 	uint64_t bs = p->block_size, size = e->rec.size;
-	size_t sizes[2] = { 0, 0 };
 
 	if (has_verity_tree(e, bs))
 		p->has_verity = 1;
@@ -612,15 +818,6 @@ static int note_sizes(struct plan *p, const struct e2cb_entry *e)
 		if (size > p->max_symlink)
 			p->max_symlink = size;
 	}
-	if (e->ctx)
-		sum_xattr(0, "c", 1, e->ctx, e->ctx_len, sizes);
-	if (e->xattrs)
-		e2cb_xattr_rec_iterate(e->xattrs, e->xattrs_len, sum_xattr,
-				       sizes);
-	if (sizes[0] > p->max_xattr)
-		p->max_xattr = sizes[0];
-	if (sizes[1] > p->max_xattrs)
-		p->max_xattrs = sizes[1];
 	return 0;
 }
 
@@ -639,6 +836,8 @@ static int check_entry(struct restore *rs, const struct e2cb_entry *e)
 		return check_link(rs, e);
 	if (!ret)
 		ret = note_sizes(&rs->plan, e);
+	if (!ret)
+		ret = check_xattrs_fit(rs, e);
 	if (ret)
 		return ret;
 	if (LINUX_S_ISDIR(e->rec.mode) && push_plan_dir(rs, e))
@@ -703,6 +902,42 @@ static void note_times(struct plan *p, const struct e2cb_inode_rec *r)
 		note_time(p, &r->crtime);
 }
 
+/*
+ * --no-devices: every device node is named, up to a point, and the
+ * restore is refused once the whole archive has been read, before the
+ * first write.
+ */
+#define DEVICES_SHOWN	20
+
+static void note_device(struct restore *rs, const struct e2cb_entry *e)
+{
+	struct plan *p = &rs->plan;
+
+	if (!(rs->opts->policy & E2CB_NO_DEVICES) ||
+	    (!LINUX_S_ISCHR(e->rec.mode) && !LINUX_S_ISBLK(e->rec.mode)))
+		return;
+	if (p->devices++ < DEVICES_SHOWN)
+		fprintf(stderr, "%s: entry %llu (%s): %s device %u:%u\n",
+			program_name, (unsigned long long) e->index, e->path,
+			LINUX_S_ISCHR(e->rec.mode) ? "character" : "block",
+			e->rec.rdev_major, e->rec.rdev_minor);
+}
+
+static int refuse_devices(struct restore *rs)
+{
+	char msg[120];
+
+	if (!rs->plan.devices)
+		return 0;
+	if (rs->plan.devices > DEVICES_SHOWN)
+		fprintf(stderr, "%s: and %llu more device nodes\n",
+			program_name, (unsigned long long)
+			(rs->plan.devices - DEVICES_SHOWN));
+	snprintf(msg, sizeof(msg), "the archive holds %llu device nodes "
+		 "(--no-devices)", (unsigned long long) rs->plan.devices);
+	return refuse("%s", msg);
+}
+
 static int plan_restore(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
@@ -735,6 +970,7 @@ static int plan_restore(struct restore *rs)
 		ret = strcmp(e->path, ".") ? 0 : check_root_entry(e);
 		if (!ret)
 			ret = check_entry(rs, e);
+		note_device(rs, e);
 		if (ret) {
 			e2cb_reader_close(r);
 			return ret;
@@ -811,7 +1047,7 @@ static int plan_restore(struct restore *rs)
 		com_err(program_name, retval, "while reading %s", rs->shown);
 		return E2CB_EXIT_ERROR;
 	}
-	return 0;
+	return refuse_devices(rs);
 nomem:
 	com_err(program_name, EXT2_ET_NO_MEMORY, "while reading %s",
 		rs->shown);
@@ -979,19 +1215,14 @@ static int check_salt(struct restore *rs, const struct e2cb_header *h)
 
 /*
  * Sizes the target's block size bounds: a file (extents map 2^32
- * blocks), a symlink (one block), extended attributes (one block, and
- * what the inode holds past its fixed fields).
+ * blocks), a symlink (one block), an entry's extended attributes (one
+ * block, and what the inode holds: check_xattrs_fit).
  */
 static int check_fit(struct restore *rs)
 {
 	ext2_filsys fs = rs->fs;
 	struct plan *p = &rs->plan;
 	uint64_t max_file = ((uint64_t) fs->blocksize << 32) - 1;
-	size_t block = fs->blocksize - sizeof(struct ext2_ext_attr_header) -
-		       sizeof(__u32);
-	size_t inode = EXT2_INODE_SIZE(fs->super) > EXT2_GOOD_OLD_INODE_SIZE +
-		       36 ? EXT2_INODE_SIZE(fs->super) -
-		       EXT2_GOOD_OLD_INODE_SIZE - 36 : 0;
 
 	if (p->max_size > max_file)
 		return refuse("the archive holds a file larger than %s's "
@@ -999,11 +1230,8 @@ static int check_fit(struct restore *rs)
 	if (p->max_symlink >= fs->blocksize)
 		return refuse("the archive holds a symlink longer than %s's "
 			      "block", rs->opts->device);
-	if (p->max_xattr > (block > inode ? block : inode) ||
-	    p->max_xattrs > block + inode)
-		return refuse("the archive holds extended attributes larger "
-			      "than %s's block and inode hold",
-			      rs->opts->device);
+	if (p->xattr_misfit)
+		return refuse("%s", p->xattr_misfit);
 	return 0;
 }
 
@@ -1105,17 +1333,28 @@ static void set_time(__u32 *sec, __u32 *extra, const struct e2cb_time *t,
 			 ((uint64_t) (s - (__s32) s) >> 32 & 3);
 }
 
-/* Owner, mode, times, flags and project id from the archive */
-static void apply_rec(ext2_filsys fs, struct ext2_inode_large *inode,
+/*
+ * Owner, mode, times, flags and project id from the archive, the owner
+ * and mode as the policy lets them through
+ */
+static void apply_rec(struct restore *rs, struct ext2_inode_large *inode,
 		      const struct e2cb_inode_rec *r)
 {
+	ext2_filsys fs = rs->fs;
 	int extra = EXT2_INODE_SIZE(fs->super) > EXT2_GOOD_OLD_INODE_SIZE;
+	unsigned int policy = rs->opts->policy;
+	uint32_t uid = r->uid, gid = r->gid;
 
-	inode->i_mode = r->mode;
-	inode->i_uid = r->uid & 0xffff;
-	ext2fs_set_i_uid_high(*inode, r->uid >> 16);
-	inode->i_gid = r->gid & 0xffff;
-	ext2fs_set_i_gid_high(*inode, r->gid >> 16);
+	if (policy & E2CB_NO_SAME_OWNER) {
+		uid = rs->uid;
+		gid = rs->gid;
+	}
+	inode->i_mode = e2cb_policy_mode(policy, r->mode, rs->umask,
+					 owner_changed(rs, r));
+	inode->i_uid = uid & 0xffff;
+	ext2fs_set_i_uid_high(*inode, uid >> 16);
+	inode->i_gid = gid & 0xffff;
+	ext2fs_set_i_gid_high(*inode, gid >> 16);
 	inode->i_flags = (inode->i_flags & ~RESTORE_FLAGS) |
 			 (r->iflags & RESTORE_FLAGS);
 	if (extra && inode->i_extra_isize < 32)
@@ -1129,41 +1368,6 @@ static void apply_rec(ext2_filsys fs, struct ext2_inode_large *inode,
 	if (extra && (r->rflags & E2CB_IF_PROJID) &&
 	    ext2fs_has_feature_project(fs->super))
 		inode->i_projid = r->projid;
-}
-
-struct xattr_list {
-	struct ext2fs_raw_xattr *x;
-	size_t count, size;
-};
-
-static int collect_xattr(int index, const char *name, size_t name_len,
-			 const void *value, size_t value_len, void *priv)
-{
-	struct xattr_list *l = priv;
-
-	if (e2cb_grow((void **) &l->x, &l->size, l->count, sizeof(*l->x)))
-		return 1;
-	l->x[l->count].index = index;
-	l->x[l->count].name = name;
-	l->x[l->count].name_len = name_len;
-	l->x[l->count].value = value;
-	l->x[l->count].value_len = value_len;
-	l->count++;
-	return 0;
-}
-
-/* The context first (it then lands in the inode), the rest after */
-static errcode_t entry_xattrs(const struct e2cb_entry *e,
-			      struct xattr_list *l)
-{
-	memset(l, 0, sizeof(*l));
-	if (e->ctx && collect_xattr(EXT4_XATTR_INDEX_ENCRYPTION, "c", 1,
-				    e->ctx, e->ctx_len, l))
-		return EXT2_ET_NO_MEMORY;
-	if (e->xattrs && e2cb_xattr_rec_iterate(e->xattrs, e->xattrs_len,
-						collect_xattr, l))
-		return EXT2_ET_CRYPT_BAD_BLOB;
-	return 0;
 }
 
 static errcode_t alloc_inode(struct restore *rs, const struct e2cb_entry *e,
@@ -1356,6 +1560,31 @@ static errcode_t append_extent(struct fill *f, blk64_t lblk, blk64_t pblk,
 	return retval;
 }
 
+static void take_range(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
+{
+	struct taken *t = fs->priv_data;
+	size_t n = t->count;
+
+	if (!t->on || inuse <= 0)
+		return;
+	if (n && t->r[n - 1].start + t->r[n - 1].len == blk) {
+		t->r[n - 1].len += num;
+		return;
+	}
+	if (e2cb_grow((void **) &t->r, &t->size, n, sizeof(*t->r))) {
+		t->lost = 1;
+		return;
+	}
+	t->r[n].start = blk;
+	t->r[n].len = num;
+	t->count++;
+}
+
+static void take_block(ext2_filsys fs, blk64_t blk, int inuse)
+{
+	take_range(fs, blk, 1, inuse);
+}
+
 /* Give @count fresh blocks from file block @lblk on the contents of @buf */
 static errcode_t write_new_blocks(ext2_filsys fs, struct fill *f,
 				  blk64_t lblk, blk64_t count, const char *buf)
@@ -1374,17 +1603,15 @@ static errcode_t write_new_blocks(ext2_filsys fs, struct fill *f,
 		if (retval)
 			return retval;
 		ext2fs_block_alloc_stats_range(fs, pblk, plen, +1);
+		take_range(fs, pblk, plen, +1);
+		/* discard_inode takes them back should anything fail */
 		retval = ext2fs_iblk_add_blocks(fs,
 				(struct ext2_inode *) f->inode, plen);
 		if (!retval)
 			retval = append_extent(f, lblk, pblk, plen);
-		if (retval) {
-			/* not mapped: discard_inode would not find them */
-			ext2fs_block_alloc_stats_range(fs, pblk, plen, -1);
-			return retval;
-		}
-		/* mapped: discard_inode takes them back if this fails */
-		retval = io_channel_write_blk64(fs->io, pblk, plen, buf);
+		if (!retval)
+			retval = io_channel_write_blk64(fs->io, pblk, plen,
+							buf);
 		if (retval)
 			return retval;
 		lblk += plen;
@@ -1544,7 +1771,13 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 		if (retval)
 			return retval;
 	}
-	retval = e2cb_reader_data(rs->r, write_data_proc, rs);
+	if (f->small_pending) {
+		f->small_pending = 0;
+		retval = f->small_end ? write_data_proc(e, 0, f->small,
+							f->small_end, rs) : 0;
+	} else {
+		retval = e2cb_reader_data(rs->r, write_data_proc, rs);
+	}
 	if (retval)
 		f->len = 0;	/* restore_inode takes the inode back */
 	rc = end_staging(fs, f);
@@ -1564,10 +1797,75 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 		return retval;
 	inode->i_size = e->rec.size & 0xffffffff;
 	inode->i_size_high = e->rec.size >> 32;
-	apply_rec(fs, inode, &e->rec);
+	apply_rec(rs, inode, &e->rec);
 	if (has_verity_tree(e, rs->plan.block_size))
 		inode->i_flags |= EXT4_VERITY_FL;
 	return write_inode(rs, ino, inode);
+}
+
+static errcode_t small_data_proc(const struct e2cb_entry *e, uint64_t off,
+				 const void *buf, size_t len, void *priv)
+{
+	struct fill *f = &((struct restore *) priv)->fill;
+
+	if (stop_signal)
+		return EXT2_ET_CANCEL_REQUESTED;
+	/* the first pass refused data past i_size */
+	if (off + len > e->rec.size)
+		return EXT2_ET_FILE_TOO_BIG;
+	memcpy(f->small + off, buf, len);
+	f->small_covered += len;
+	if (off + len > f->small_end)
+		f->small_end = off + len;
+	return 0;
+}
+
+/*
+ * A small file goes inline where the target has inline_data, as the
+ * kernel writes it: its data whole, without holes, in i_block and in
+ * "system.data", which must fit in the inode.  The kernel keeps no
+ * encrypted inode inline, nor a verity file.  Data read but not
+ * inlined waits in rs->fill for fill_regular().
+ */
+static errcode_t try_inline(struct restore *rs, ext2_ino_t ino,
+			    struct ext2_inode_large *inode,
+			    const struct e2cb_entry *e,
+			    const struct xattr_list *xl, int *inlined)
+{
+	ext2_filsys fs = rs->fs;
+	struct fill *f = &rs->fill;
+	errcode_t retval;
+
+	*inlined = 0;
+	f->small_pending = 0;
+	if (!ext2fs_has_feature_inline_data(fs->super) || e->ctx ||
+	    (e->rec.iflags & EXT4_VERITY_FL) || !e->rec.size ||
+	    e->rec.size > EXT2_INODE_SIZE(fs->super))
+		return 0;
+	if (!f->small) {
+		retval = ext2fs_get_mem(EXT2_INODE_SIZE(fs->super), &f->small);
+		if (retval)
+			return retval;
+	}
+	memset(f->small, 0, e->rec.size);
+	f->small_end = f->small_covered = 0;
+	retval = e2cb_reader_data(rs->r, small_data_proc, rs);
+	if (retval)
+		return retval;
+	f->small_pending = 1;
+	if (f->small_covered != e->rec.size)
+		return 0;
+	retval = ext2fs_inline_data_raw_write(fs, ino, inode, xl->x,
+					      xl->count, f->small,
+					      e->rec.size, rs->ea_share);
+	if (retval == EXT2_ET_INLINE_DATA_NO_SPACE)
+		return 0;
+	if (!retval) {
+		f->small_pending = 0;
+		rs->done_bytes += e->rec.size;
+		*inlined = 1;
+	}
+	return retval;
 }
 
 /*
@@ -1587,16 +1885,25 @@ static struct dir_frame *find_parent(struct restore *rs,
 /*
  * Directories deeper than @depth have all their entries: index the
  * large ones as the kernel would have, since appending left them
- * linear.  One too large for an index, or with no room left for one,
- * stays linear, as valid.
+ * linear, and put the small ones we made inline where the kernel would
+ * keep them so.  One too large for an index, or with no room left for
+ * one, stays linear, as valid.
  */
 static errcode_t close_dirs(struct restore *rs, unsigned int depth)
 {
 	errcode_t retval = 0;
 
 	while (rs->depth > depth && !retval) {
+		rs->depth--;
+		if (rs->stack[rs->depth].made) {
+			retval = ext2fs_dir_make_inline(rs->fs,
+						rs->stack[rs->depth].ino,
+						rs->ea_share);
+			if (retval)
+				break;
+		}
 		retval = ext2fs_dx_index_dir(rs->fs,
-					     rs->stack[--rs->depth].ino);
+					     rs->stack[rs->depth].ino);
 		if (retval == EXT2_ET_DIR_NO_SPACE ||
 		    retval == EXT2_ET_BLOCK_ALLOC_FAIL) {
 			rs->unindexed++;
@@ -1606,32 +1913,60 @@ static errcode_t close_dirs(struct restore *rs, unsigned int depth)
 	return retval;
 }
 
-static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
+/* Room for one more open directory, so that pushing it cannot fail */
+static errcode_t reserve_dir(struct restore *rs)
 {
-	struct dir_frame *f;
-
 	if (e2cb_grow((void **) &rs->stack, &rs->stack_size, rs->depth,
 		       sizeof(*rs->stack)))
 		return EXT2_ET_NO_MEMORY;
+	return 0;
+}
+
+static errcode_t push_dir(struct restore *rs, ext2_ino_t ino, int encrypted)
+{
+	struct dir_frame *f;
+	errcode_t retval;
+
+	retval = reserve_dir(rs);
+	if (retval)
+		return retval;
 	f = &rs->stack[rs->depth];
 	f->ino = ino;
 	f->hint = 0;
 	f->encrypted = encrypted;
+	f->made = 0;
 	rs->depth++;
 	return 0;
 }
 
+/*
+ * Write @inode, changed from @old; should that fail, put @old back (the
+ * inode cache took the change already) so nothing of it remains.
+ */
+static errcode_t write_or_keep(ext2_filsys fs, ext2_ino_t ino,
+			       struct ext2_inode *inode,
+			       struct ext2_inode *old)
+{
+	errcode_t retval;
+
+	retval = ext2fs_write_inode(fs, ino, inode);
+	if (retval)
+		ext2fs_write_inode(fs, ino, old);
+	return retval;
+}
+
 static errcode_t bump_links(ext2_filsys fs, ext2_ino_t ino)
 {
-	struct ext2_inode inode;
+	struct ext2_inode inode, old;
 	errcode_t retval;
 
 	retval = ext2fs_read_inode(fs, ino, &inode);
 	if (retval)
 		return retval;
+	old = inode;
 	if (inode.i_links_count < EXT2_LINK_MAX)
 		inode.i_links_count++;
-	return ext2fs_write_inode(fs, ino, &inode);
+	return write_or_keep(fs, ino, &inode, &old);
 }
 
 /*
@@ -1642,25 +1977,27 @@ static errcode_t bump_links(ext2_filsys fs, ext2_ino_t ino)
 static errcode_t bump_dir_links(struct restore *rs, ext2_ino_t dir)
 {
 	ext2_filsys fs = rs->fs;
-	struct ext2_inode inode;
+	struct ext2_inode inode, old;
+	int capped;
 	errcode_t retval;
 
 	retval = ext2fs_read_inode(fs, dir, &inode);
 	if (retval)
 		return retval;
-	if (inode.i_links_count == 1 ||
-	    inode.i_links_count >= EXT2_LINK_MAX) {
-		if (inode.i_links_count != 1)
-			rs->nlink_overflows++;
-		inode.i_links_count = 1;
-		if (!ext2fs_has_feature_dir_nlink(fs->super)) {
-			ext2fs_set_feature_dir_nlink(fs->super);
-			ext2fs_mark_super_dirty(fs);
-		}
-	} else {
-		inode.i_links_count++;
+	old = inode;
+	capped = inode.i_links_count == 1 ||
+		 inode.i_links_count >= EXT2_LINK_MAX;
+	inode.i_links_count = capped ? 1 : inode.i_links_count + 1;
+	retval = write_or_keep(fs, dir, &inode, &old);
+	if (retval || !capped)
+		return retval;
+	if (old.i_links_count != 1)
+		rs->nlink_overflows++;
+	if (!ext2fs_has_feature_dir_nlink(fs->super)) {
+		ext2fs_set_feature_dir_nlink(fs->super);
+		ext2fs_mark_super_dirty(fs);
 	}
-	return ext2fs_write_inode(fs, dir, &inode);
+	return 0;
 }
 
 /* The first pass noted every inode with several names: where it went */
@@ -1670,6 +2007,18 @@ static void note_link(struct restore *rs, ext2_ino_t from, ext2_ino_t to)
 
 	if (l)
 		l->to = to;
+}
+
+/* Take back the name @n of @ino in @dir: an entry that failed after it */
+static void unlink_name(struct restore *rs, struct dir_frame *dir,
+			const struct ext4_encrypted_name *n, ext2_ino_t ino)
+{
+	errcode_t retval;
+
+	retval = ext2fs_unlink_raw(rs->fs, dir->ino, n, ino);
+	if (retval)
+		com_err(program_name, retval, "while taking back a name in "
+			"directory %u", dir->ino);
 }
 
 static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
@@ -1684,44 +2033,111 @@ static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 		return EXT2_ET_FILE_NOT_FOUND;
 	retval = ext2fs_link_raw(rs->fs, dir->ino, n, ino,
 				 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
-	if (!retval)
-		retval = bump_links(rs->fs, ino);
+	if (retval)
+		return retval;
+	retval = bump_links(rs->fs, ino);
+	if (retval)
+		unlink_name(rs, dir, n, ino);
 	return retval;
+}
+
+/* Record the blocks allocated from now on, for an inode being made */
+static void take_begin(struct restore *rs)
+{
+	rs->fs->priv_data = &rs->taken;
+	/* ranges: libext2fs 1.47's callback sees an empty one (1.47.0's
+	 * ext2fs_block_alloc_stats_range), write_new_blocks says them */
+	ext2fs_set_block_alloc_stats_callback(rs->fs, take_block, NULL);
+	rs->taken.count = 0;
+	rs->taken.lost = 0;
+	rs->taken.on = 1;
+}
+
+/* Free what was recorded and is still in use */
+static void take_back_blocks(struct restore *rs)
+{
+	struct taken *t = &rs->taken;
+	blk64_t b;
+	size_t i;
+
+	t->on = 0;
+	for (i = 0; i < t->count; i++)
+		for (b = t->r[i].start; b < t->r[i].start + t->r[i].len; b++)
+			if (ext2fs_test_block_bitmap2(rs->fs->block_map, b))
+				ext2fs_block_alloc_stats2(rs->fs, b, -1);
+	t->count = 0;
+}
+
+/* Was @blk allocated for the inode being made? */
+static int taken_has(const struct taken *t, blk64_t blk)
+{
+	size_t i;
+
+	for (i = 0; i < t->count; i++)
+		if (blk >= t->r[i].start && blk - t->r[i].start < t->r[i].len)
+			return 1;
+	return 0;
+}
+
+/*
+ * An EA block the inode shares with earlier ones (ext2fs_ea_share) was
+ * not allocated for it: take back the reference it took instead.
+ */
+static void release_shared_ea(struct restore *rs, ext2_ino_t ino,
+			      struct ext2_inode_large *inode)
+{
+	ext2_filsys fs = rs->fs;
+	blk64_t ea = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
+	__u32 count;
+
+	if (!ea || taken_has(&rs->taken, ea))
+		return;
+	if (!ext2fs_adjust_ea_refcount3(fs, ea, NULL, -1, &count, ino) &&
+	    count == 0 && ext2fs_test_block_bitmap2(fs->block_map, ea))
+		ext2fs_block_alloc_stats2(fs, ea, -1);
 }
 
 /*
  * Take back an inode that could not be completed, so a failed restore
- * leaves no orphan: its blocks, its EA block and the inode itself.
+ * leaves no orphan: the blocks allocated for it, and the inode itself.
+ * @inode is the inode as restore_inode built it; its mapping is looked
+ * at only if some blocks could not be recorded.
  */
-static void discard_inode(struct restore *rs, ext2_ino_t ino)
+static void discard_inode(struct restore *rs, ext2_ino_t ino,
+			  struct ext2_inode_large *inode, int is_dir)
 {
 	ext2_filsys fs = rs->fs;
-	struct ext2_inode_large *inode;
 	size_t isize = EXT2_INODE_SIZE(fs->super);
-	blk64_t ea;
-	__u32 count;
-	int is_dir = 0;
 
-	if (ext2fs_get_memzero(isize, &inode))
-		return;
-	if (!ext2fs_read_inode_full(fs, ino, (struct ext2_inode *) inode,
-				    isize)) {
-		is_dir = LINUX_S_ISDIR(inode->i_mode);
-		if (ext2fs_inode_has_valid_blocks2(fs,
-						(struct ext2_inode *) inode))
-			ext2fs_punch(fs, ino, (struct ext2_inode *) inode,
-				     NULL, 0, ~0ULL);
-		ea = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
-		if (ea && !ext2fs_adjust_ea_refcount3(fs, ea, NULL, -1,
-						      &count, ino) &&
-		    count == 0)
-			ext2fs_block_alloc_stats2(fs, ea, -1);
-	}
+	if (rs->taken.lost &&
+	    ext2fs_inode_has_valid_blocks2(fs, (struct ext2_inode *) inode))
+		ext2fs_punch(fs, ino, (struct ext2_inode *) inode, NULL, 0,
+			     ~0ULL);
+	release_shared_ea(rs, ino, inode);
+	take_back_blocks(rs);
 	memset(inode, 0, isize);
 	inode->i_dtime = time(NULL);
 	ext2fs_write_inode_full(fs, ino, (struct ext2_inode *) inode, isize);
 	ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
-	ext2fs_free_mem(&inode);
+}
+
+static errcode_t make_body(struct restore *rs, ext2_ino_t ino,
+			   ext2_ino_t parent, struct ext2_inode_large *inode,
+			   const struct e2cb_entry *e)
+{
+	switch (e->rec.mode & LINUX_S_IFMT) {
+	case LINUX_S_IFDIR:
+		return make_dir_body(rs, ino, parent, inode);
+	case LINUX_S_IFREG:
+		return fill_regular(rs, ino, inode, e);
+	case LINUX_S_IFLNK:
+		return make_symlink_body(rs, ino, inode, e);
+	case LINUX_S_IFCHR:
+	case LINUX_S_IFBLK:
+		set_rdev(inode, e->rec.rdev_major, e->rec.rdev_minor);
+		break;
+	}
+	return write_inode(rs, ino, inode);
 }
 
 /* Create the inode of @e with all it carries, then link it. */
@@ -1733,61 +2149,67 @@ static errcode_t restore_inode(struct restore *rs, struct dir_frame *dir,
 	struct ext2_inode_large *inode;
 	struct xattr_list xl;
 	ext2_ino_t ino = 0;
+	int is_dir = LINUX_S_ISDIR(e->rec.mode);
+	int inlined = 0, made;
 	errcode_t retval;
 
 	retval = ext2fs_get_memzero(EXT2_INODE_SIZE(fs->super), &inode);
 	if (retval)
 		return retval;
-	retval = entry_xattrs(e, &xl);
+	retval = entry_xattrs(rs, e, &xl);
+	/* pushing a directory, once linked, must not fail */
+	if (!retval && is_dir)
+		retval = reserve_dir(rs);
+	/* identical attribute sets share one EA block, as in the kernel */
+	if (!retval && !rs->ea_share)
+		retval = ext2fs_ea_share_new(&rs->ea_share);
 	if (!retval)
 		retval = alloc_inode(rs, e, dir->ino, &ino);
 	if (retval)
 		goto out;
-	apply_rec(fs, inode, &e->rec);
+	take_begin(rs);
+	apply_rec(rs, inode, &e->rec);
 	/* before any block checksum is computed over it */
 	inode->i_generation = e->rec.generation;
 	inode->i_links_count = 1;
-	if (LINUX_S_ISREG(e->rec.mode) || LINUX_S_ISDIR(e->rec.mode) ||
-	    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
+	if (LINUX_S_ISREG(e->rec.mode))
+		retval = try_inline(rs, ino, inode, e, &xl, &inlined);
+	if (!retval && !inlined &&
+	    (LINUX_S_ISREG(e->rec.mode) || is_dir ||
+	     (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60)))
 		retval = init_extents(fs, ino, inode);
-	if (retval)
-		goto undo;
-	retval = ext2fs_xattrs_raw_write(fs, ino, inode, xl.x, xl.count);
-	if (retval)
-		goto undo;
-	switch (e->rec.mode & LINUX_S_IFMT) {
-	case LINUX_S_IFDIR:
-		retval = make_dir_body(rs, ino, dir->ino, inode);
-		break;
-	case LINUX_S_IFREG:
-		retval = fill_regular(rs, ino, inode, e);
-		break;
-	case LINUX_S_IFLNK:
-		retval = make_symlink_body(rs, ino, inode, e);
-		break;
-	case LINUX_S_IFCHR:
-	case LINUX_S_IFBLK:
-		set_rdev(inode, e->rec.rdev_major, e->rec.rdev_minor);
-		retval = write_inode(rs, ino, inode);
-		break;
-	default:
-		retval = write_inode(rs, ino, inode);
-	}
+	if (!retval && !inlined)
+		retval = ext2fs_xattrs_raw_write_shared(fs, ino, inode, xl.x,
+							xl.count,
+							rs->ea_share);
+	if (!retval)
+		retval = inlined ? write_inode(rs, ino, inode) :
+			 make_body(rs, ino, dir->ino, inode, e);
+	/* the parent's blocks are not the inode's */
+	rs->taken.on = 0;
 	if (!retval)
 		retval = ext2fs_link_raw(fs, dir->ino, n, ino,
-					 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
+					 ext2fs_mode_to_file_type(e->rec.mode),
+					 &dir->hint);
 	if (retval)
 		goto undo;
-	/* linked: from here on the inode is whole whatever happens */
-	if (LINUX_S_ISDIR(e->rec.mode))
+	if (is_dir) {
 		retval = bump_dir_links(rs, dir->ino);
-	if (e->rec.links_count > 1 && !LINUX_S_ISDIR(e->rec.mode))
+		if (retval) {
+			unlink_name(rs, dir, n, ino);
+			goto undo;
+		}
+		/* e2fsck wants /lost+found in a block: not ours to inline */
+		made = dir->ino != EXT2_ROOT_INO || n->name_len != 10 ||
+		       memcmp(n->name, "lost+found", 10);
+		push_dir(rs, ino, !!e->ctx);
+		rs->stack[rs->depth - 1].made = made;
+	} else if (e->rec.links_count > 1) {
 		note_link(rs, e->rec.ino, ino);
-	if (!retval && LINUX_S_ISDIR(e->rec.mode))
-		retval = push_dir(rs, ino, !!e->ctx);
+	}
 	goto out;
 undo:
-	discard_inode(rs, ino);
+	discard_inode(rs, ino, inode, is_dir);
 out:
 	free(xl.x);
 	ext2fs_free_mem(&inode);
@@ -1815,10 +2237,10 @@ static errcode_t restore_root(struct restore *rs, const struct e2cb_entry *e)
 				(struct ext2_inode *) inode,
 				EXT2_INODE_SIZE(fs->super));
 		if (!retval)
-			retval = entry_xattrs(e, &xl);
+			retval = entry_xattrs(rs, e, &xl);
 		if (retval)
 			goto out;
-		apply_rec(fs, inode, &e->rec);
+		apply_rec(rs, inode, &e->rec);
 		retval = ext2fs_xattrs_raw_replace(fs, rs->target, inode,
 						   xl.x, xl.count);
 		if (retval)
@@ -1845,7 +2267,7 @@ static errcode_t merge_lost_found(struct restore *rs,
 					(struct ext2_inode *) inode,
 					EXT2_INODE_SIZE(rs->fs->super));
 	if (!retval && LINUX_S_ISDIR(inode->i_mode)) {
-		apply_rec(rs->fs, inode, &e->rec);
+		apply_rec(rs, inode, &e->rec);
 		retval = write_inode(rs, ino, inode);
 	}
 	ext2fs_free_mem(&inode);
@@ -1873,10 +2295,15 @@ static errcode_t restore_entry(struct restore *rs, const struct e2cb_entry *e)
 	if (!n.name_len || dir->encrypted != !!(e->rec.rflags & E2CB_IF_NAME))
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	if (rs->lost_found_merge && dir->ino == EXT2_ROOT_INO &&
-	    LINUX_S_ISDIR(e->rec.mode) && !strcmp(e->path, "lost+found") &&
-	    !e2cb_lookup_raw(rs->fs, dir->ino, n.name, n.name_len,
-			     &existing))
-		return merge_lost_found(rs, e, existing);
+	    LINUX_S_ISDIR(e->rec.mode) && !strcmp(e->path, "lost+found")) {
+		retval = e2cb_lookup_raw(rs->fs, dir->ino, n.name, n.name_len,
+					 &existing);
+		if (!retval)
+			return merge_lost_found(rs, e, existing);
+		/* a read error must not make a second lost+found */
+		if (retval != EXT2_ET_FILE_NOT_FOUND)
+			return retval;
+	}
 	if (e->rec.rflags & E2CB_IF_HARDLINK)
 		return restore_hardlink(rs, dir, e, &n);
 	return restore_inode(rs, dir, e, &n);
@@ -2307,6 +2734,8 @@ static errcode_t open_target(struct restore *rs)
 	if (retval)
 		com_err(program_name, retval, "while reading the bitmaps of %s",
 			rs->opts->device);
+	else
+		fault_install(rs->fs);
 	return retval;
 }
 
@@ -2441,7 +2870,9 @@ static int write_entries(struct restore *rs)
 	while (!stop_signal && (ret = e2cb_reader_next(rs->r, &e)) == 0) {
 		if (!same_entry(rs))
 			return changed(rs, e->path);
+		fault_arm(rs->done_entries);
 		retval = restore_entry(rs, e);
+		fault_arm(-1);
 		if (retval)
 			break;
 		rs->done_entries++;
@@ -2449,7 +2880,9 @@ static int write_entries(struct restore *rs)
 	}
 	if (!retval && ret > 0 && !stop_signal) {
 		e = NULL;
+		fault_arm(rs->done_entries);
 		retval = close_dirs(rs, 0);
+		fault_arm(-1);
 	}
 	show_progress(rs, &last, 1);
 	if (stop_signal)
@@ -2474,7 +2907,11 @@ static void restore_free(struct restore *rs)
 	free(rs->plan.open_dirs);
 	free(rs->plan.names.slot);
 	free(rs->plan.linked.slot);
+	free(rs->plan.xattr_misfit);
 	ext2fs_free_mem(&rs->fill.buf);
+	ext2fs_free_mem(&rs->fill.small);
+	ext2fs_ea_share_free(rs->ea_share);
+	free(rs->taken.r);
 	e2cb_reader_close(rs->r);
 }
 
@@ -2511,6 +2948,9 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	rs.shown = strcmp(opts->archive, "-") ? opts->archive :
 		   "standard input";
 	rs.lock_fd = -1;
+	rs.uid = geteuid();
+	rs.gid = getegid();
+	rs.umask = e2cb_get_umask();
 	/* until the target is open a signal just kills us: the spool is
 	 * a deleted file */
 	rs.archive_fd = open_archive(&rs);
@@ -2536,6 +2976,8 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	if (ret || stop_signal)
 		goto out;
 	rs.writing = 1;
+	/* directories made on the way to PATH count as the root's */
+	fault_arm(0);
 	ret = prepare_path(&rs, 1);
 	if (!ret) {
 		adjust_features(&rs, hdr);

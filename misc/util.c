@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 #include "ext2fs/journal_replay.h"
@@ -399,12 +400,26 @@ static errcode_t start_inode(ext2_filsys fs, const char **p,
 errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 			    ext2_ino_t *ret)
 {
+	return e2cb_resolve_name(fs, path, ret, NULL, NULL);
+}
+
+/*
+ * e2cb_resolve_path(), and also the directory of the last component and
+ * its raw name: *@dir is 0 when @path has no component ("/", "<N>").
+ */
+errcode_t e2cb_resolve_name(ext2_filsys fs, const char *path,
+			    ext2_ino_t *ret, ext2_ino_t *dir,
+			    struct ext4_encrypted_name *name)
+{
 	uint8_t raw[EXT2_NAME_LEN];
 	struct ext2_inode inode;
 	struct lookup l;
 	const char *p = path, *end;
 	ext2_ino_t ino = EXT2_ROOT_INO;
 	errcode_t retval;
+
+	if (dir)
+		*dir = 0;
 
 	if (*p == '<') {
 		if (!fs->inode_map) {
@@ -436,6 +451,15 @@ errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 					       &l.len))
 				return EXT2_ET_FILE_NOT_FOUND;
 			l.name = raw;
+		}
+		if (l.len > EXT2_NAME_LEN)
+			return EXT2_ET_FILE_NOT_FOUND;
+		if (dir)
+			*dir = ino;
+		if (name) {
+			memset(name, 0, sizeof(*name));
+			memcpy(name->name, l.name, l.len);
+			name->name_len = l.len;
 		}
 		retval = e2cb_lookup_raw(fs, ino, l.name, l.len, &ino);
 		if (retval)
@@ -490,6 +514,39 @@ void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d, char *buf,
  * ignored (nohup) stay ignored.  e2cb_release_signals() puts it back.
  */
 static const int end_signals[E2CB_END_SIGNALS] = { SIGHUP, SIGINT, SIGTERM };
+
+/*
+ * The mode an archived @mode (type bits included) becomes under
+ * @policy, @mask being the umask.  Set-id bits go, on all but
+ * directories, with --no-setid, and where the archived owner or group
+ * does not come with them (@owner_changed): chown(2) would clear them
+ * too, and a file that runs as someone the archive did not name is not
+ * what it asked for.
+ */
+uint32_t e2cb_policy_mode(unsigned int policy, uint32_t mode, uint32_t mask,
+			  int owner_changed)
+{
+	if (policy & E2CB_NO_SAME_PERMS)
+		mode &= LINUX_S_IFMT | (0777 & ~mask);
+	if (((policy & E2CB_NO_SETID) || owner_changed) &&
+	    !LINUX_S_ISDIR(mode))
+		mode &= ~(LINUX_S_ISUID | LINUX_S_ISGID);
+	return mode;
+}
+
+/* security.capability goes with the set-id bits, as on chown(2) */
+int e2cb_policy_drops_caps(unsigned int policy, int owner_changed)
+{
+	return (policy & E2CB_NO_SETID) || owner_changed;
+}
+
+uint32_t e2cb_get_umask(void)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return mask;
+}
 
 void e2cb_end_signal_set(sigset_t *set)
 {

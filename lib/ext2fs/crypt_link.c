@@ -338,6 +338,56 @@ errout:
 	return retval;
 }
 
+/*
+ * Give @dir one more, empty, block: what ext2fs_expand_dir() does, but
+ * taken back whole should a write fail, where that one would keep the
+ * block it allocated.  With clusters, whose blocks ext2fs_expand_dir()
+ * knows to fill in turn, it is left to that.
+ */
+static errcode_t expand_dir(ext2_filsys fs, ext2_ino_t dir)
+{
+	struct ext2_inode diri;
+	blk64_t lblk, blk, mapped = 0;
+	char *buf = NULL;
+	errcode_t retval;
+
+	if (EXT2FS_CLUSTER_RATIO(fs) > 1)
+		return ext2fs_expand_dir(fs, dir);
+	retval = ext2fs_read_inode(fs, dir, &diri);
+	if (retval)
+		return retval;
+	lblk = EXT2_I_SIZE(&diri) / fs->blocksize;
+	retval = ext2fs_new_block2(fs, ext2fs_find_inode_goal(fs, dir, &diri,
+				   lblk), NULL, &blk);
+	if (!retval)
+		retval = ext2fs_new_dir_block(fs, 0, 0, &buf);
+	if (!retval)
+		retval = ext2fs_write_dir_block4(fs, blk, buf, 0, dir);
+	ext2fs_free_mem(&buf);
+	if (retval)
+		return retval;
+	ext2fs_block_alloc_stats2(fs, blk, +1);
+	retval = ext2fs_bmap2(fs, dir, &diri, NULL, BMAP_SET, lblk, NULL,
+			      &blk);
+	if (!retval)
+		retval = ext2fs_iblk_add_blocks(fs, &diri, 1);
+	if (!retval)
+		retval = ext2fs_inode_size_set(fs, &diri,
+				(lblk + 1) * fs->blocksize);
+	if (!retval)
+		retval = ext2fs_write_inode(fs, dir, &diri);
+	if (!retval)
+		return 0;
+	/* back to the size it had, and the block freed */
+	if (ext2fs_bmap2(fs, dir, &diri, NULL, 0, lblk, NULL, &mapped) ||
+	    mapped != blk)
+		ext2fs_block_alloc_stats2(fs, blk, -1);
+	ext2fs_punch(fs, dir, &diri, NULL, lblk, ~0ULL);
+	ext2fs_inode_size_set(fs, &diri, lblk * fs->blocksize);
+	ext2fs_write_inode(fs, dir, &diri);
+	return retval;
+}
+
 int ext2fs_mode_to_file_type(unsigned int mode)
 {
 	switch (mode & LINUX_S_IFMT) {
@@ -422,7 +472,7 @@ errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 	if (retval != EXT2_ET_DIR_NO_SPACE)
 		return retval;
 expand:
-	retval = ext2fs_expand_dir(fs, dir);
+	retval = expand_dir(fs, dir);
 	if (retval)
 		return retval;
 	retval = ext2fs_read_inode(fs, dir, &diri);
@@ -433,4 +483,71 @@ expand:
 	if (!retval && hint)
 		*hint = last;
 	return retval;
+}
+
+struct raw_unlink {
+	ext2_filsys fs;
+	const struct ext4_encrypted_name *name;
+	ext2_ino_t ino;
+	struct ext2_dir_entry *prev;
+	int done;
+	errcode_t err;
+};
+
+/* As ext2fs_unlink()'s unlink_proc, the name compared as bytes */
+static int raw_unlink_proc(struct ext2_dir_entry *de, int offset,
+			   int blocksize EXT2FS_ATTR((unused)),
+			   char *buf EXT2FS_ATTR((unused)), void *priv)
+{
+	struct raw_unlink *ru = priv;
+	struct ext2_dir_entry *prev = ru->prev;
+	unsigned int len, prev_len;
+
+	ru->prev = de;
+	if (de->inode != ru->ino ||
+	    ext2fs_dirent_name_len(de) != ru->name->name_len ||
+	    memcmp(de->name, ru->name->name, ru->name->name_len))
+		return 0;
+	if (offset) {
+		/* the previous entry of the block takes its room */
+		ru->err = ext2fs_get_rec_len(ru->fs, prev, &prev_len);
+		if (!ru->err)
+			ru->err = ext2fs_get_rec_len(ru->fs, de, &len);
+		if (!ru->err)
+			ru->err = ext2fs_set_rec_len(ru->fs, prev_len + len,
+						     prev);
+		if (ru->err)
+			return DIRENT_ABORT;
+	} else {
+		de->inode = 0;
+	}
+	ru->done = 1;
+	return DIRENT_ABORT | DIRENT_CHANGED;
+}
+
+/*
+ * Remove the entry of @dir named @n (raw bytes) that links @ino: what
+ * ext2fs_unlink() does, without a string function on the name.  An
+ * htree directory keeps its index, whose hashes stay right.
+ */
+errcode_t ext2fs_unlink_raw(ext2_filsys fs, ext2_ino_t dir,
+			    const struct ext4_encrypted_name *n,
+			    ext2_ino_t ino)
+{
+	struct raw_unlink ru;
+	errcode_t retval;
+
+	if (!(fs->flags & EXT2_FLAG_RW))
+		return EXT2_ET_RO_FILSYS;
+	memset(&ru, 0, sizeof(ru));
+	ru.fs = fs;
+	ru.name = n;
+	ru.ino = ino;
+	retval = ext2fs_dir_iterate(fs, dir, DIRENT_FLAG_INCLUDE_EMPTY, NULL,
+				    raw_unlink_proc, &ru);
+	if (retval)
+		return retval;
+	if (ru.err)
+		return ru.err;
+	return ru.done ? 0 : EXT2_ET_FILE_NOT_FOUND;
 }

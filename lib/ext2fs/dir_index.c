@@ -538,6 +538,35 @@ errout:
 }
 
 /*
+ * Indexing failed part way: the directory's first @nblocks blocks get
+ * back what @in holds, and the blocks added for the index go, so that
+ * the directory is the linear one it was.
+ */
+/* The directory back to @nblocks blocks, with its flags as @flags */
+static void dx_shrink(struct dx_dir *d, blk64_t nblocks, __u32 flags)
+{
+	ext2_filsys fs = d->fs;
+
+	/* with a block mapped past the size whose write failed */
+	ext2fs_punch(fs, d->ino, &d->inode, NULL, nblocks, ~0ULL);
+	ext2fs_inode_size_set(fs, &d->inode, nblocks * fs->blocksize);
+	d->inode.i_flags = flags;
+	ext2fs_write_inode(fs, d->ino, &d->inode);
+}
+
+static void dx_undo(struct dx_dir *d, const char *in, blk64_t nblocks)
+{
+	ext2_filsys fs = d->fs;
+	blk64_t b, pblk;
+
+	for (b = 0; b < nblocks; b++)
+		if (!dx_lblk_to_pblk(d, b, &pblk))
+			ext2fs_write_dir_block4(fs, pblk, (void *) (in +
+						b * fs->blocksize), 0, d->ino);
+	dx_shrink(d, nblocks, d->inode.i_flags & ~EXT2_INDEX_FL);
+}
+
+/*
  * Index directory @ino, filled linearly, as the kernel would have: its
  * entries sorted by hash into leaves with some room left, and the index
  * above them, two levels deep at most, three with large_dir.  A
@@ -545,7 +574,8 @@ errout:
  * filesystem without dir_index is left as it is; so is a directory too
  * large for the depth allowed, which stays linear (and valid): that
  * returns EXT2_ET_DIR_NO_SPACE.  Should the blocks the index needs not
- * be there, the directory stays linear too, with empty blocks added.
+ * be there, or a read or write fail before the index is whole, the
+ * directory is given back linear, as it was.
  */
 errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 {
@@ -601,31 +631,33 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 		goto errout;
 
 	/* room first: a directory we cannot grow stays as it was */
-	while (EXT2_I_SIZE(&d.inode) / fs->blocksize < o.blocks) {
+	while (!retval && EXT2_I_SIZE(&d.inode) / fs->blocksize < o.blocks)
 		retval = dx_append_block(&d, scratch, &lblk);
-		if (retval)
-			goto errout;
-	}
 	for (b = 0; b < o.blocks && !retval; b++) {
 		retval = dx_lblk_to_pblk(&d, b, &pblk);
 		if (!retval)
 			retval = ext2fs_write_dir_block4(fs, pblk,
 					o.buf + b * fs->blocksize, 0, ino);
 	}
-	if (retval)
+	if (!retval)
+		retval = ext2fs_inode_size_set(fs, &d.inode,
+				(__u64) o.blocks * fs->blocksize);
+	if (!retval) {
+		d.inode.i_flags |= EXT2_INDEX_FL;
+		retval = ext2fs_write_inode(fs, ino, &d.inode);
+	}
+	if (retval) {
+		dx_undo(&d, in, nblocks);
 		goto errout;
+	}
+	/* indexed: the blocks past the index go, or at least the inode
+	 * that no longer maps them does */
 	if (o.blocks < nblocks) {
 		retval = ext2fs_punch(fs, ino, &d.inode, NULL, o.blocks,
 				      ~0ULL);
 		if (retval)
-			goto errout;
+			ext2fs_write_inode(fs, ino, &d.inode);
 	}
-	retval = ext2fs_inode_size_set(fs, &d.inode,
-				       (__u64) o.blocks * fs->blocksize);
-	if (retval)
-		goto errout;
-	d.inode.i_flags |= EXT2_INDEX_FL;
-	retval = ext2fs_write_inode(fs, ino, &d.inode);
 errout:
 	ext2fs_free_mem(&recs);
 	ext2fs_free_mem(&in);
@@ -916,8 +948,52 @@ static errcode_t dx_fill_leaf(struct dx_dir *d, char *buf,
  * leaf, or the directory cannot grow; it is then unchanged, but for
  * empty blocks at its end.
  */
+/* The blocks a split may write over, as they were: index path and leaf */
+struct dx_saved {
+	blk64_t lblk[DX_MAX_DEPTH + 1];
+	char *buf[DX_MAX_DEPTH + 1];
+	int count;
+	blk64_t nblocks;		/* the directory's size, in blocks */
+};
+
+static errcode_t dx_save(struct dx_path *p, const char *leaf,
+			 struct dx_saved *s)
+{
+	size_t bs = p->d.fs->blocksize;
+	errcode_t retval;
+	int l;
+
+	s->nblocks = EXT2_I_SIZE(&p->d.inode) / bs;
+	for (l = 0; l <= p->depth; l++) {
+		retval = ext2fs_get_mem(bs, &s->buf[l]);
+		if (retval)
+			return retval;
+		s->count++;
+		s->lblk[l] = l < p->depth ? p->lv[l].lblk : p->leaf;
+		memcpy(s->buf[l], l < p->depth ? p->lv[l].buf : leaf, bs);
+	}
+	return 0;
+}
+
+/* A split failed part way: the directory as it was */
+static void dx_restore_saved(struct dx_path *p, struct dx_saved *s)
+{
+	int l;
+
+	for (l = 0; l < s->count; l++)
+		dx_write(&p->d, s->lblk[l], s->buf[l]);
+	dx_shrink(&p->d, s->nblocks, p->d.inode.i_flags);
+}
+
+static void dx_saved_free(struct dx_saved *s)
+{
+	while (s->count)
+		ext2fs_free_mem(&s->buf[--s->count]);
+}
+
 errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 {
+	struct dx_saved saved;
 	struct dx_path p;
 	struct dx_rec *recs = NULL;
 	struct ext2_dir_entry *de;
@@ -927,9 +1003,10 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 	unsigned int offset, rec_len, len, total;
 	blk64_t nblk;
 	__u32 hash2;
-	int l, need;
+	int l, need, started = 0;
 	errcode_t retval;
 
+	memset(&saved, 0, sizeof(saved));
 	retval = dx_path_open(fs, dir, &p);
 	if (!retval)
 		retval = dx_path_walk(&p, hash);
@@ -941,6 +1018,8 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 		retval = ext2fs_get_mem(fs->blocksize, &hi);
 	if (!retval)
 		retval = dx_read(&p.d, p.leaf, leaf);
+	if (!retval)
+		retval = dx_save(&p, leaf, &saved);
 	if (retval)
 		goto errout;
 
@@ -1007,6 +1086,8 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 		retval = EXT2_ET_DIR_NO_SPACE;
 		goto errout;
 	}
+	/* from here on a failure gives the directory back as it was */
+	started = 1;
 	while (p.npool < need) {
 		retval = dx_append_block(&p.d, lo, &p.pool[p.npool]);
 		if (retval) {
@@ -1029,6 +1110,9 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 	if (!retval)
 		retval = dx_write(&p.d, p.leaf, lo);
 errout:
+	if (retval && started)
+		dx_restore_saved(&p, &saved);
+	dx_saved_free(&saved);
 	ext2fs_free_mem(&recs);
 	ext2fs_free_mem(&leaf);
 	ext2fs_free_mem(&lo);

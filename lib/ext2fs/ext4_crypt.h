@@ -136,14 +136,46 @@ extern errcode_t ext2fs_xattrs_raw_iterate(ext2_filsys fs, ext2_ino_t ino,
 					const struct ext2_inode_large *inode,
 					ext2fs_xattr_raw_func func,
 					void *priv_data);
+extern size_t ext2fs_xattrs_raw_room(ext2_filsys fs,
+				     unsigned int extra_isize);
+extern errcode_t ext2fs_xattrs_raw_fit(ext2_filsys fs, size_t room,
+				       const struct ext2fs_raw_xattr *list,
+				       size_t count, size_t *n_in,
+				       size_t *in_inode, size_t *in_block);
 extern errcode_t ext2fs_xattrs_raw_write(ext2_filsys fs, ext2_ino_t ino,
 					 struct ext2_inode_large *inode,
 					 const struct ext2fs_raw_xattr *list,
 					 size_t count);
+struct ext2fs_ea_share;
+extern errcode_t ext2fs_ea_share_new(struct ext2fs_ea_share **ret);
+extern void ext2fs_ea_share_free(struct ext2fs_ea_share *share);
+extern errcode_t ext2fs_xattrs_raw_write_shared(ext2_filsys fs,
+					ext2_ino_t ino,
+					struct ext2_inode_large *inode,
+					const struct ext2fs_raw_xattr *list,
+					size_t count,
+					struct ext2fs_ea_share *share);
+extern size_t ext2fs_inline_data_raw_max(ext2_filsys fs,
+					struct ext2_inode_large *inode,
+					const struct ext2fs_raw_xattr *list,
+					size_t count);
+extern errcode_t ext2fs_xattrs_raw_release(ext2_filsys fs, ext2_ino_t ino,
+					   struct ext2_inode_large *inode);
+extern errcode_t ext2fs_inline_data_raw_write(ext2_filsys fs,
+					ext2_ino_t ino,
+					struct ext2_inode_large *inode,
+					const struct ext2fs_raw_xattr *list,
+					size_t count, const void *data,
+					size_t size,
+					struct ext2fs_ea_share *share);
 extern errcode_t ext2fs_xattrs_raw_replace(ext2_filsys fs, ext2_ino_t ino,
 					struct ext2_inode_large *inode,
 					const struct ext2fs_raw_xattr *list,
 					size_t count);
+
+/* inline_dir.c */
+extern errcode_t ext2fs_dir_make_inline(ext2_filsys fs, ext2_ino_t ino,
+					struct ext2fs_ea_share *share);
 
 /* crypt_context.c */
 extern errcode_t ext2fs_validate_encryption_context(const void *ctx,
@@ -207,6 +239,9 @@ extern int ext2fs_mode_to_file_type(unsigned int mode);
 extern errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 				 const struct ext4_encrypted_name *n,
 				 ext2_ino_t ino, int file_type, blk64_t *hint);
+extern errcode_t ext2fs_unlink_raw(ext2_filsys fs, ext2_ino_t dir,
+				   const struct ext4_encrypted_name *n,
+				   ext2_ino_t ino);
 
 /* stored_data.c */
 extern errcode_t ext2fs_stored_runs_iterate(ext2_filsys fs, ext2_ino_t ino,

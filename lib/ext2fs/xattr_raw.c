@@ -220,11 +220,136 @@ static int cmp_ptr(const void *a, const void *b)
 		       *(const struct ext2fs_raw_xattr * const *) b);
 }
 
+/*
+ * The EA blocks written through a share table, by the hash of their
+ * contents: an inode whose block would be the same takes one of them
+ * with one more reference, as the kernel's mbcache has it share.
+ */
+struct ea_slot {
+	__u32 hash;
+	blk64_t blk;			/* 0: a free slot */
+};
+
+struct ext2fs_ea_share {
+	struct ea_slot *slot;
+	size_t size, count;		/* size: a power of 2 */
+};
+
+errcode_t ext2fs_ea_share_new(struct ext2fs_ea_share **ret)
+{
+	return ext2fs_get_memzero(sizeof(**ret), ret);
+}
+
+void ext2fs_ea_share_free(struct ext2fs_ea_share *share)
+{
+	if (!share)
+		return;
+	ext2fs_free_mem(&share->slot);
+	ext2fs_free_mem(&share);
+}
+
+static void share_put(struct ea_slot *slot, size_t size, __u32 hash,
+		      blk64_t blk)
+{
+	size_t i;
+
+	for (i = hash & (size - 1); slot[i].blk; i = (i + 1) & (size - 1))
+		;
+	slot[i].hash = hash;
+	slot[i].blk = blk;
+}
+
+static errcode_t share_add(struct ext2fs_ea_share *share, __u32 hash,
+			   blk64_t blk)
+{
+	struct ea_slot *n;
+	size_t size, i;
+	errcode_t retval;
+
+	if ((share->count + 1) * 2 > share->size) {
+		size = share->size ? share->size * 2 : 64;
+		retval = ext2fs_get_arrayzero(size, sizeof(*n), &n);
+		if (retval)
+			return retval;
+		for (i = 0; i < share->size; i++)
+			if (share->slot[i].blk)
+				share_put(n, size, share->slot[i].hash,
+					  share->slot[i].blk);
+		ext2fs_free_mem(&share->slot);
+		share->slot = n;
+		share->size = size;
+	}
+	share_put(share->slot, share->size, hash, blk);
+	share->count++;
+	return 0;
+}
+
+/*
+ * Whether @blk still holds the attributes of @want (a block image with
+ * its hash set), in use and with a reference to spare; it is then read
+ * into @buf.  A block taken back since, or reused, does not.
+ */
+static int same_ea_block(ext2_filsys fs, blk64_t blk, ext2_ino_t ino,
+			 const char *want, char *buf)
+{
+	const struct ext2_ext_attr_header *w = (const void *) want;
+	const struct ext2_ext_attr_header *h = (const void *) buf;
+
+	if (!ext2fs_test_block_bitmap2(fs->block_map, blk) ||
+	    ext2fs_read_ext_attr3(fs, blk, buf, ino))
+		return 0;
+	return h->h_magic == w->h_magic && h->h_blocks == w->h_blocks &&
+	       h->h_hash == w->h_hash && h->h_refcount >= 1 &&
+	       h->h_refcount < EXT2_EXT_ATTR_REFCOUNT_MAX &&
+	       !memcmp(buf + sizeof(*h), want + sizeof(*h),
+		       fs->blocksize - sizeof(*h));
+}
+
+/* Give @inode a block of @share's that holds @want already, if any */
+static errcode_t share_find(ext2_filsys fs, struct ext2fs_ea_share *share,
+			    ext2_ino_t ino, struct ext2_inode_large *inode,
+			    const char *want, int *found)
+{
+	const struct ext2_ext_attr_header *w = (const void *) want;
+	struct ext2_ext_attr_header *h;
+	char *buf;
+	size_t i;
+	errcode_t retval;
+
+	*found = 0;
+	if (!share->size)
+		return 0;
+	retval = ext2fs_get_mem(fs->blocksize, &buf);
+	if (retval)
+		return retval;
+	h = (struct ext2_ext_attr_header *) buf;
+	for (i = w->h_hash & (share->size - 1); share->slot[i].blk;
+	     i = (i + 1) & (share->size - 1)) {
+		if (share->slot[i].hash != w->h_hash ||
+		    !same_ea_block(fs, share->slot[i].blk, ino, want, buf))
+			continue;
+		h->h_refcount++;
+		retval = ext2fs_write_ext_attr3(fs, share->slot[i].blk, buf,
+						ino);
+		if (retval)
+			break;
+		ext2fs_file_acl_block_set(fs, (struct ext2_inode *) inode,
+					  share->slot[i].blk);
+		retval = ext2fs_iblk_add_blocks(fs,
+					(struct ext2_inode *) inode, 1);
+		*found = 1;
+		break;
+	}
+	ext2fs_free_mem(&buf);
+	return retval;
+}
+
 static errcode_t write_ea_block(ext2_filsys fs, ext2_ino_t ino,
 				struct ext2_inode_large *inode,
 				const struct ext2fs_raw_xattr **list,
-				size_t count)
+				size_t count, struct ext2fs_ea_share *share)
 {
+	int found = 0;
 	struct ext2_ext_attr_header *h;
 	blk64_t blk, goal;
 	char *buf;
@@ -240,8 +365,14 @@ static errcode_t write_ea_block(ext2_filsys fs, ext2_ino_t ino,
 	h->h_refcount = 1;
 	h->h_blocks = 1;
 	put_entries(buf + sizeof(*h), buf + fs->blocksize, 0, list, count);
+	/* over the entries up to the last: the kernel's mbcache key */
 	ext2fs_ext_attr_block_rehash(h, (struct ext2_ext_attr_entry *)
-				     (buf + sizeof(*h)));
+				     (buf + fs->blocksize));
+	if (share) {
+		retval = share_find(fs, share, ino, inode, buf, &found);
+		if (retval || found)
+			goto errout;
+	}
 	goal = ext2fs_find_inode_goal(fs, ino, (struct ext2_inode *) inode,
 				      0);
 	retval = ext2fs_new_block2(fs, goal, NULL, &blk);
@@ -253,32 +384,80 @@ static errcode_t write_ea_block(ext2_filsys fs, ext2_ino_t ino,
 	ext2fs_block_alloc_stats2(fs, blk, +1);
 	ext2fs_file_acl_block_set(fs, (struct ext2_inode *) inode, blk);
 	retval = ext2fs_iblk_add_blocks(fs, (struct ext2_inode *) inode, 1);
+	if (!retval && share)
+		retval = share_add(share, h->h_hash, blk);
 errout:
 	ext2fs_free_mem(&buf);
 	return retval;
+}
+
+/*
+ * The bytes of attributes an inode whose fixed fields end @extra_isize
+ * bytes past the first 128 holds: what is left of it but the magic
+ * before the entries and the four zero bytes after them, as the kernel
+ * counts it (fs/ext4/xattr.c).
+ */
+size_t ext2fs_xattrs_raw_room(ext2_filsys fs, unsigned int extra_isize)
+{
+	size_t isize = EXT2_INODE_SIZE(fs->super);
+	size_t start = EXT2_GOOD_OLD_INODE_SIZE + extra_isize;
+
+	if (isize <= EXT2_GOOD_OLD_INODE_SIZE ||
+	    start + 2 * sizeof(__u32) > isize)
+		return 0;
+	return isize - start - 2 * sizeof(__u32);
 }
 
 /* Room for in-inode attributes, or 0 (and *start NULL) when none */
 static size_t in_inode_room(ext2_filsys fs, struct ext2_inode_large *inode,
 			    char **start)
 {
-	size_t isize = EXT2_INODE_SIZE(fs->super);
-	char *end = (char *) inode + isize;
+	size_t room;
 
 	*start = NULL;
-	if (isize <= EXT2_GOOD_OLD_INODE_SIZE)
+	if (EXT2_INODE_SIZE(fs->super) <= EXT2_GOOD_OLD_INODE_SIZE)
 		return 0;
 	if (inode->i_extra_isize < sizeof(inode->i_extra_isize))
 		inode->i_extra_isize = sizeof(struct ext2_inode_large) -
 				       EXT2_GOOD_OLD_INODE_SIZE;
-	*start = (char *) inode + EXT2_GOOD_OLD_INODE_SIZE +
-		 inode->i_extra_isize;
-	/* the magic before the entries, four zero bytes after them */
-	if (*start + 2 * sizeof(__u32) > end) {
-		*start = NULL;
-		return 0;
+	room = ext2fs_xattrs_raw_room(fs, inode->i_extra_isize);
+	if (room)
+		*start = (char *) inode + EXT2_GOOD_OLD_INODE_SIZE +
+			 inode->i_extra_isize;
+	return room;
+}
+
+/*
+ * Where ext2fs_xattrs_raw_write() puts @list: the first *@n_in in the
+ * inode's @room bytes (while they fit, in order), the rest in one EA
+ * block.  *@in_inode and *@in_block get the bytes each part takes,
+ * entries and values rounded as on disk; EXT2_ET_EA_NO_SPACE when the
+ * block, its header and the four zero bytes after the entries
+ * (the kernel's layout) cannot hold its part.
+ */
+errcode_t ext2fs_xattrs_raw_fit(ext2_filsys fs, size_t room,
+				const struct ext2fs_raw_xattr *list,
+				size_t count, size_t *n_in,
+				size_t *in_inode, size_t *in_block)
+{
+	size_t i;
+
+	*n_in = *in_inode = *in_block = 0;
+	for (i = 0; i < count; i++) {
+		if (list[i].name_len > 255 || list[i].index > 255 ||
+		    list[i].index < 0)
+			return EXT2_ET_EA_BAD_NAME_LEN;
+		if (*n_in == i && *in_inode + attr_space(&list[i]) <= room) {
+			*in_inode += attr_space(&list[i]);
+			(*n_in)++;
+		} else {
+			*in_block += attr_space(&list[i]);
+		}
 	}
-	return end - *start - 2 * sizeof(__u32);
+	if (*in_block + sizeof(struct ext2_ext_attr_header) +
+	    sizeof(__u32) > fs->blocksize)
+		return EXT2_ET_EA_NO_SPACE;
+	return 0;
 }
 
 /*
@@ -293,8 +472,22 @@ errcode_t ext2fs_xattrs_raw_write(ext2_filsys fs, ext2_ino_t ino,
 				  const struct ext2fs_raw_xattr *list,
 				  size_t count)
 {
+	return ext2fs_xattrs_raw_write_shared(fs, ino, inode, list, count,
+					      NULL);
+}
+
+/*
+ * ext2fs_xattrs_raw_write(); the EA block, if one is needed, is one of
+ * @share's when one holds the same attributes (see ext2fs_ea_share).
+ */
+errcode_t ext2fs_xattrs_raw_write_shared(ext2_filsys fs, ext2_ino_t ino,
+					 struct ext2_inode_large *inode,
+					 const struct ext2fs_raw_xattr *list,
+					 size_t count,
+					 struct ext2fs_ea_share *share)
+{
 	const struct ext2fs_raw_xattr **ptrs = NULL;
-	size_t room, used = 0, n_in = 0, blk_used = 0, i;
+	size_t room, used, n_in, blk_used, i;
 	char *start;
 	__u32 magic = ext2fs_cpu_to_le32(EXT2_EXT_ATTR_MAGIC);
 	errcode_t retval;
@@ -302,28 +495,15 @@ errcode_t ext2fs_xattrs_raw_write(ext2_filsys fs, ext2_ino_t ino,
 	if (ext2fs_file_acl_block(fs, (struct ext2_inode *) inode))
 		return EXT2_ET_EA_KEY_NOT_FOUND;
 	room = in_inode_room(fs, inode, &start);
+	retval = ext2fs_xattrs_raw_fit(fs, room, list, count, &n_in, &used,
+				       &blk_used);
+	if (retval)
+		return retval;
 	retval = ext2fs_get_array(count ? count : 1, sizeof(*ptrs), &ptrs);
 	if (retval)
 		return retval;
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count; i++)
 		ptrs[i] = &list[i];
-		if (list[i].name_len > 255 || list[i].index > 255 ||
-		    list[i].index < 0) {
-			retval = EXT2_ET_EA_BAD_NAME_LEN;
-			goto errout;
-		}
-		if (n_in == i && used + attr_space(&list[i]) <= room) {
-			used += attr_space(&list[i]);
-			n_in++;
-		} else {
-			blk_used += attr_space(&list[i]);
-		}
-	}
-	if (blk_used + sizeof(struct ext2_ext_attr_header) + sizeof(__u32) >
-	    fs->blocksize) {
-		retval = EXT2_ET_EA_NO_SPACE;
-		goto errout;
-	}
 	if (start) {
 		memset(start, 0, (char *) inode + EXT2_INODE_SIZE(fs->super) -
 		       start);
@@ -336,15 +516,90 @@ errcode_t ext2fs_xattrs_raw_write(ext2_filsys fs, ext2_ino_t ino,
 	}
 	if (count > n_in)
 		retval = write_ea_block(fs, ino, inode, ptrs + n_in,
-					count - n_in);
-errout:
+					count - n_in, share);
 	ext2fs_free_mem(&ptrs);
 	return retval;
 }
 
+/*
+ * The largest "system.data" value that the inode holds before those of
+ * the attributes in @list that ext2fs_inline_data_raw_write() would put
+ * there with an empty one: all the room the kernel gives an inline
+ * directory that outgrows i_block.
+ */
+size_t ext2fs_inline_data_raw_max(ext2_filsys fs,
+				  struct ext2_inode_large *inode,
+				  const struct ext2fs_raw_xattr *list,
+				  size_t count)
+{
+	struct ext2fs_raw_xattr x = { 7, "data", 4, NULL, 0 };
+	char *start;
+	size_t room = in_inode_room(fs, inode, &start);
+	size_t used = attr_space(&x), i;
+
+	if (room < used)
+		return 0;
+	for (i = 0; i < count && used + attr_space(&list[i]) <= room; i++)
+		used += attr_space(&list[i]);
+	return (room - used) & ~(size_t) EXT2_EXT_ATTR_ROUND;
+}
+
+/*
+ * Give a new @inode inline data, @size bytes at @data, and the attributes
+ * in @list, as the kernel stores them: the first 60 bytes in i_block, the
+ * rest the value of "system.data", which goes in the inode first (the
+ * kernel looks for it there only); the others follow as
+ * ext2fs_xattrs_raw_write_shared() places them.
+ * EXT2_ET_INLINE_DATA_NO_SPACE, and nothing changed, when "system.data"
+ * does not fit in the inode.
+ */
+errcode_t ext2fs_inline_data_raw_write(ext2_filsys fs, ext2_ino_t ino,
+				       struct ext2_inode_large *inode,
+				       const struct ext2fs_raw_xattr *list,
+				       size_t count, const void *data,
+				       size_t size,
+				       struct ext2fs_ea_share *share)
+{
+	struct ext2fs_raw_xattr *all;
+	size_t head = size < EXT4_MIN_INLINE_DATA_SIZE ? size :
+		      EXT4_MIN_INLINE_DATA_SIZE;
+	char *start;
+	errcode_t retval;
+
+	if (!ext2fs_has_feature_inline_data(fs->super))
+		return EXT2_ET_INLINE_DATA_NO_SPACE;
+	retval = ext2fs_get_array(count + 1, sizeof(*all), &all);
+	if (retval)
+		return retval;
+	all[0].index = 7;		/* "system." */
+	all[0].name = "data";
+	all[0].name_len = 4;
+	all[0].value = (const char *) data + head;
+	all[0].value_len = size - head;
+	if (count)
+		memcpy(all + 1, list, count * sizeof(*all));
+	if (attr_space(&all[0]) > in_inode_room(fs, inode, &start)) {
+		retval = EXT2_ET_INLINE_DATA_NO_SPACE;
+		goto errout;
+	}
+	retval = ext2fs_xattrs_raw_write_shared(fs, ino, inode, all,
+						count + 1, share);
+	if (retval)
+		goto errout;
+	inode->i_flags = (inode->i_flags & ~EXT4_EXTENTS_FL) |
+			 EXT4_INLINE_DATA_FL;
+	memset(inode->i_block, 0, sizeof(inode->i_block));
+	memcpy(inode->i_block, data, head);
+	inode->i_size = size;
+	inode->i_size_high = 0;
+errout:
+	ext2fs_free_mem(&all);
+	return retval;
+}
+
 /* Drop the inode's reference to its EA block. */
-static errcode_t release_ea_block(ext2_filsys fs, ext2_ino_t ino,
-				  struct ext2_inode_large *inode)
+errcode_t ext2fs_xattrs_raw_release(ext2_filsys fs, ext2_ino_t ino,
+				    struct ext2_inode_large *inode)
 {
 	blk64_t blk = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
 	__u32 count = 0;
@@ -374,7 +629,7 @@ errcode_t ext2fs_xattrs_raw_replace(ext2_filsys fs, ext2_ino_t ino,
 
 	if (inode->i_flags & EXT4_INLINE_DATA_FL)
 		return EXT2_ET_INLINE_DATA_CANT_ITERATE;
-	retval = release_ea_block(fs, ino, inode);
+	retval = ext2fs_xattrs_raw_release(fs, ino, inode);
 	if (!retval)
 		retval = ext2fs_xattrs_raw_write(fs, ino, inode, list, count);
 	if (!retval)

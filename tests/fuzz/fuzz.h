@@ -29,6 +29,10 @@ extern int fuzz_nkeys;
 
 /* libFuzzer calls it */
 extern int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* fuzz_resealed: its own mutator, and libFuzzer's that it calls */
+extern size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
+				      size_t max, unsigned int seed);
+extern size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max);
 
 extern void fuzz_init(void);
 extern const char *fuzz_path(const char *name);

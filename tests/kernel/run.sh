@@ -39,6 +39,7 @@ qemu=$(command -v qemu-system-x86_64) ||
 kernel=${KLAB_KERNEL:-}
 if [ -z "$kernel" ]; then
 	kernel=$("$here/build.sh") || die "no lab kernel (build.sh failed)"
+	"$here/prune.sh" "$kernel"
 fi
 [ -f "$kernel" ] || die "no kernel image $kernel"
 

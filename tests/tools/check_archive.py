@@ -505,8 +505,10 @@ class Checker:
                               re.M).group(1)
 
     def resolve(self, path):
-        """Inode of the archive's source path, looked up independently."""
-        ino = 2
+        """Inode of the archive's source path, looked up independently,
+        with the directory and raw name of its last component (None,
+        None for "/" and "<N>")."""
+        ino, parent, raw = 2, None, None
         # "<N>": from inode N, as debugfs has it (paths too long to record)
         m = re.match(rb"<([0-9]+)>", path)
         if m:
@@ -527,12 +529,13 @@ class Checker:
             if len(hits) != 1:
                 mismatch("source path %r: component %r not found", path,
                          comp)
-            ino = hits[0]
-        return ino
+            ino, parent = hits[0], ino
+        return ino, parent, raw
 
-    def walk(self, root):
+    def walk(self, root, only=None):
         """Every (parent, raw name, ino) reachable from @root, and the
-        stat of every inode."""
+        stat of every inode; of the root's names only @only's, if given:
+        (ino, raw name or None for any)."""
         self.stat = {}
         self.dirents = []
         todo = [root]
@@ -546,6 +549,10 @@ class Checker:
             for ino in todo:
                 self.stat[ino] = parse_stat(out["stat <%d>" % ino], ino)
                 for child, name in parse_ls(out["ls -l -r <%d>" % ino]):
+                    if ino == root and only and (child != only[0] or
+                                                 only[1] not in (None,
+                                                                 name)):
+                        continue
                     self.dirents.append((ino, name, child))
                     if child not in seen:
                         seen.add(child)
@@ -877,14 +884,25 @@ class Checker:
                 raise Mismatch("%s: %s" % (where, x))
         if body[0].path != ".":
             mismatch("the first entry is %r, not '.'", body[0].path)
-        root = self.resolve(h["source_path"])
+        root, parent, raw = self.resolve(h["source_path"])
+        only = None
+        cmd = "stat <%d>" % root
+        if parse_stat(self.dbg.run([cmd])[cmd], root)["mode"] & S_IFMT != \
+           0o040000:
+            # a non-directory: its directory is '.', with that one name
+            # (3.2); "<N>" alone: the directory the header names
+            only = (root, raw)
+            root = parent if parent is not None else h["root_ino"]
         if h["root_ino"] not in (0, root):
             mismatch("header root_ino %d; the source path %r is inode %d",
                      h["root_ino"], h["source_path"], root)
         if body[0].rec["ino"] != root:
             mismatch("'.' is inode %d; the source path %r is inode %d",
                      body[0].rec["ino"], h["source_path"], root)
-        self.walk(root)
+        self.walk(root, only)
+        if only and not any(p == root for p, _, _ in self.dirents):
+            mismatch("directory inode %d holds no name of inode %d", root,
+                     only[0])
         self.names = {(p, n): c for p, n, c in self.dirents}
         self.used = set()
         self.full = {}
@@ -918,6 +936,12 @@ class Checker:
                                (seq, e.path, e.rec["ino"], x))
         missing = [(p, n, c) for p, n, c in self.dirents
                    if (p, n) not in self.used]
+        if only:
+            # "<N>": any one of the names of N in its directory
+            if sum(1 for p, _ in self.used if p == root) != 1:
+                mismatch("the archive of a non-directory holds %d names",
+                         sum(1 for p, _ in self.used if p == root))
+            missing = [m for m in missing if m[0] != root]
         if missing:
             p, n, c = missing[0]
             mismatch("%d names on disk are missing from the archive, e.g. "

@@ -228,8 +228,8 @@ fi
 
 # extractable_manifest [user|root]: the manifest on stdin as extract
 # can reproduce it: root restores every field; anyone else (the caller,
-# unless told) creates no device nodes and sets no owners or trusted.*
-# attributes
+# unless told) creates no device nodes, sets no owners or trusted.*
+# attributes, and gets modes under the umask, as from tar
 extractable_manifest() {
 	local who=${1:-$([ "$(id -u)" -eq 0 ] && echo root || echo user)}
 
@@ -239,12 +239,16 @@ extractable_manifest() {
 	fi
 	"$PYTHON" -c '
 import re, sys
+mask = 0o777 & ~int(sys.argv[1], 8)
+def mode(m):
+    return b"mode=%04o" % (int(m.group(1), 8) & mask)
 for line in sys.stdin.buffer:
     if re.search(rb" type=[bc] ", line):
         continue
     line = re.sub(rb" uid=\d+ gid=\d+", b"", line)
     line = re.sub(rb" xattr:trusted\.\S*", b"", line)
-    sys.stdout.buffer.write(line)'
+    line = re.sub(rb"mode=([0-7]+)", mode, line)
+    sys.stdout.buffer.write(line)' "$(umask)"
 }
 
 # key_args KEYS: KEYARGS=(-k FILE ...), a file for each line of a
