@@ -184,27 +184,14 @@ static int keep_proc(int index, const char *name, size_t name_len,
 		     const void *value, size_t value_len, void *priv)
 {
 	struct keep_xattrs *k = priv;
-	struct ext2fs_raw_xattr *x;
-	char *copy;
 
 	if (index == EXT4_XATTR_INDEX_ENCRYPTION && name_len == 1 &&
 	    name[0] == EXT4_XATTR_NAME_ENCRYPTION_CONTEXT[0])
 		return 0;
-	k->retval = ext2fs_resize_array(sizeof(*x), k->count, k->count + 1,
-					&k->list);
-	if (!k->retval)
-		k->retval = ext2fs_get_mem(name_len + value_len + 1, &copy);
-	if (k->retval)
-		return XATTR_ABORT;
-	memcpy(copy, name, name_len);
-	memcpy(copy + name_len, value, value_len);
-	x = &k->list[k->count++];
-	x->index = index;
-	x->name = copy;
-	x->name_len = name_len;
-	x->value = copy + name_len;
-	x->value_len = value_len;
-	return 0;
+	k->retval = ext2fs_raw_xattr_copy_add(&k->list, &k->count, index,
+					      name, name_len, value,
+					      value_len);
+	return k->retval ? XATTR_ABORT : 0;
 }
 
 /*
@@ -219,7 +206,7 @@ errcode_t ext2fs_set_encryption_context(ext2_filsys fs, ext2_ino_t ino,
 {
 	struct ext2_inode_large *inode = NULL;
 	struct keep_xattrs k = { NULL, 0, 0 };
-	size_t isize = EXT2_INODE_SIZE(fs->super), i;
+	size_t isize = EXT2_INODE_SIZE(fs->super);
 	errcode_t retval;
 
 	if (!(fs->flags & EXT2_FLAG_RW))
@@ -256,9 +243,8 @@ errcode_t ext2fs_set_encryption_context(ext2_filsys fs, ext2_ino_t ino,
 	inode->i_flags |= EXT4_ENCRYPT_FL;
 	retval = ext2fs_xattrs_raw_replace(fs, ino, inode, k.list, k.count);
 errout:
-	for (i = 1; i < k.count; i++)
-		ext2fs_free_mem(&k.list[i].name);
-	ext2fs_free_mem(&k.list);
+	/* the first, the context, is the caller's */
+	ext2fs_raw_xattrs_free(k.list, 1, k.count);
 	ext2fs_free_mem(&inode);
 	return retval;
 }

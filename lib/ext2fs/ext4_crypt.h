@@ -136,6 +136,13 @@ extern errcode_t ext2fs_xattrs_raw_iterate(ext2_filsys fs, ext2_ino_t ino,
 					const struct ext2_inode_large *inode,
 					ext2fs_xattr_raw_func func,
 					void *priv_data);
+extern errcode_t ext2fs_raw_xattr_copy_add(struct ext2fs_raw_xattr **list,
+					   size_t *count, int index,
+					   const char *name, size_t name_len,
+					   const void *value,
+					   size_t value_len);
+extern void ext2fs_raw_xattrs_free(struct ext2fs_raw_xattr *list,
+				   size_t first, size_t count);
 extern size_t ext2fs_xattrs_raw_room(ext2_filsys fs,
 				     unsigned int extra_isize);
 extern errcode_t ext2fs_xattrs_raw_fit(ext2_filsys fs, size_t room,

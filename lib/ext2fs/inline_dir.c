@@ -91,7 +91,7 @@ static void close_area(struct inline_dir *d, int i)
 /* The attributes of the directory, copied: they are written anew */
 struct xattr_copy {
 	struct ext2fs_raw_xattr *x;
-	size_t count, size;
+	size_t count;
 	errcode_t retval;
 };
 
@@ -99,38 +99,10 @@ static int copy_xattr(int index, const char *name, size_t name_len,
 		      const void *value, size_t value_len, void *priv)
 {
 	struct xattr_copy *l = priv;
-	struct ext2fs_raw_xattr *x;
-	char *mem;
 
-	if (l->count == l->size) {
-		l->retval = ext2fs_resize_mem(l->size * sizeof(*x),
-					      (l->size * 2 + 4) * sizeof(*x),
-					      &l->x);
-		if (l->retval)
-			return XATTR_ABORT;
-		l->size = l->size * 2 + 4;
-	}
-	l->retval = ext2fs_get_mem(name_len + value_len + 1, &mem);
-	if (l->retval)
-		return XATTR_ABORT;
-	memcpy(mem, name, name_len);
-	memcpy(mem + name_len, value, value_len);
-	x = &l->x[l->count++];
-	x->index = index;
-	x->name = mem;
-	x->name_len = name_len;
-	x->value = mem + name_len;
-	x->value_len = value_len;
-	return 0;
-}
-
-static void free_xattrs(struct xattr_copy *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->count; i++)
-		ext2fs_free_mem(&l->x[i].name);
-	ext2fs_free_mem(&l->x);
+	l->retval = ext2fs_raw_xattr_copy_add(&l->x, &l->count, index, name,
+					      name_len, value, value_len);
+	return l->retval ? XATTR_ABORT : 0;
 }
 
 /*
@@ -224,7 +196,7 @@ errcode_t ext2fs_dir_make_inline(ext2_filsys fs, ext2_ino_t ino,
 		retval = ext2fs_write_inode_full(fs, ino,
 					(struct ext2_inode *) inode, isize);
 errout:
-	free_xattrs(&l);
+	ext2fs_raw_xattrs_free(l.x, 0, l.count);
 	ext2fs_free_mem(&d);
 	ext2fs_free_mem(&inode);
 	return retval;

@@ -638,3 +638,44 @@ errcode_t ext2fs_xattrs_raw_replace(ext2_filsys fs, ext2_ino_t ino,
 						 EXT2_INODE_SIZE(fs->super));
 	return retval;
 }
+
+/*
+ * Append to @list, of *@count attributes, a copy of one (its name and
+ * value in one allocation, freed by ext2fs_raw_xattrs_free): for those
+ * who write attributes anew after iterating over them.
+ */
+errcode_t ext2fs_raw_xattr_copy_add(struct ext2fs_raw_xattr **list,
+				    size_t *count, int index,
+				    const char *name, size_t name_len,
+				    const void *value, size_t value_len)
+{
+	struct ext2fs_raw_xattr *x;
+	char *copy;
+	errcode_t retval;
+
+	retval = ext2fs_resize_array(sizeof(*x), *count, *count + 1, list);
+	if (!retval)
+		retval = ext2fs_get_mem(name_len + value_len + 1, &copy);
+	if (retval)
+		return retval;
+	memcpy(copy, name, name_len);
+	memcpy(copy + name_len, value, value_len);
+	x = &(*list)[(*count)++];
+	x->index = index;
+	x->name = copy;
+	x->name_len = name_len;
+	x->value = copy + name_len;
+	x->value_len = value_len;
+	return 0;
+}
+
+/* Free the copies from @first on, and @list */
+void ext2fs_raw_xattrs_free(struct ext2fs_raw_xattr *list, size_t first,
+			    size_t count)
+{
+	size_t i;
+
+	for (i = first; i < count; i++)
+		ext2fs_free_mem(&list[i].name);
+	ext2fs_free_mem(&list);
+}
