@@ -43,5 +43,7 @@ extern int fuzz_write_image(const char *path, const uint8_t *data,
 extern void fuzz_remove_tree(const char *path);
 extern void fuzz_clear_csum(const char *path);
 extern int fuzz_extract(const char *source, const char *dir, int list_only);
+extern int fuzz_run(const char *cmd);
+extern void fuzz_check_target(const char *who, const char *target);
 
 #endif /* E2CB_FUZZ_H */

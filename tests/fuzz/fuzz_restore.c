@@ -19,7 +19,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include "fuzz.h"
 
 #define TARGET_SIZE	(32 * 1024 * 1024)
@@ -32,13 +31,6 @@ struct template {
 
 static struct template templates[2] = { { 1024, NULL }, { 4096, NULL } };
 
-static int run(const char *cmd)
-{
-	int status = system(cmd);
-
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static void make_template(struct template *t)
 {
 	char cmd[1024];
@@ -48,7 +40,7 @@ static void make_template(struct template *t)
 	snprintf(cmd, sizeof(cmd), "mke2fs -q -F -t ext4 -O encrypt "
 		 "-b %u -N 2048 -E lazy_itable_init=1,nodiscard %s 32M",
 		 t->block_size, img);
-	if (run(cmd)) {
+	if (fuzz_run(cmd)) {
 		fprintf(stderr, "fuzz_restore: mke2fs failed\n");
 		abort();
 	}
@@ -94,10 +86,9 @@ static struct template *pick_template(const char *archive)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char archive[512], target[512], cmd[1200];
+	char archive[512], target[512];
 	struct e2cb_restore_opts o;
 	struct template *t;
-	int rc;
 
 	fuzz_init();
 	snprintf(archive, sizeof(archive), "%s", fuzz_path("in.tar"));
@@ -116,16 +107,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.set_uuid = 1;
 	e2cb_restore(&o);
 
-	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s >%s 2>&1", target,
-		 fuzz_path("e2fsck.log"));
-	rc = run(cmd);
-	if (rc) {
-		snprintf(cmd, sizeof(cmd), "cat %s >&2",
-			 fuzz_path("e2fsck.log"));
-		run(cmd);
-		fprintf(stderr, "fuzz_restore: e2fsck -fn exit %d: the "
-			"restore left the target inconsistent\n", rc);
-		abort();
-	}
+	fuzz_check_target("fuzz_restore", target);
 	return 0;
 }

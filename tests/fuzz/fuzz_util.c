@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "fuzz.h"
 
 const char *program_name = "e2cryptbak-fuzz";
@@ -206,4 +207,33 @@ void fuzz_clear_csum(const char *path)
 			abort();
 	}
 	close(fd);
+}
+
+/* A shell command's exit status; -1 when it did not exit */
+int fuzz_run(const char *cmd)
+{
+	int status = system(cmd);
+
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * A restore must leave its target clean for "e2fsck -fn", whatever the
+ * archive: anything else is a finding, shown and aborted on.
+ */
+void fuzz_check_target(const char *who, const char *target)
+{
+	char cmd[1200];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s >%s 2>&1", target,
+		 fuzz_path("e2fsck.log"));
+	rc = fuzz_run(cmd);
+	if (!rc)
+		return;
+	snprintf(cmd, sizeof(cmd), "cat %s >&2", fuzz_path("e2fsck.log"));
+	fuzz_run(cmd);
+	fprintf(stderr, "%s: e2fsck -fn exit %d: the restore left the "
+		"target inconsistent\n", who, rc);
+	abort();
 }
