@@ -938,6 +938,39 @@ static int refuse_devices(struct restore *rs)
 	return refuse("%s", msg);
 }
 
+/*
+ * Room in the target for what the first pass counted so far.  Checked
+ * after every entry too: the first pass's tables (some 80 bytes an
+ * entry) then stay within what the target could take, whatever the
+ * archive holds.
+ */
+static int check_room(struct restore *rs)
+{
+	const struct plan *p = &rs->plan;
+	ext2_filsys fs = rs->fs;
+	uint64_t blocks_needed;
+	char msg[120];
+
+	/* a margin for extent tree blocks and directory slack */
+	blocks_needed = p->blocks + p->name_bytes / (fs->blocksize / 2) +
+			p->blocks / 64 + 16;
+	if (blocks_needed > ext2fs_free_blocks_count(fs->super)) {
+		snprintf(msg, sizeof(msg), "about %llu free blocks are "
+			 "needed, the target has %llu",
+			 (unsigned long long) blocks_needed,
+			 (unsigned long long)
+			 ext2fs_free_blocks_count(fs->super));
+		return refuse("%s", msg);
+	}
+	if (p->inodes > fs->super->s_free_inodes_count) {
+		snprintf(msg, sizeof(msg), "%llu inodes are needed, the "
+			 "target has %u free", (unsigned long long) p->inodes,
+			 fs->super->s_free_inodes_count);
+		return refuse("%s", msg);
+	}
+	return 0;
+}
+
 static int plan_restore(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
@@ -1029,6 +1062,11 @@ static int plan_restore(struct restore *rs)
 		if (e2cb_reader_data(r, count_data, p)) {
 			ret = -1;
 			break;
+		}
+		ret = check_room(rs);
+		if (ret) {
+			e2cb_reader_close(r);
+			return ret;
 		}
 	}
 	if (stop_signal) {
@@ -1257,7 +1295,7 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 {
 	ext2_filsys fs = rs->fs;
 	struct plan *p = &rs->plan;
-	uint64_t blocks_needed;
+	int ret;
 	char msg[200];
 
 	if (!ext2fs_has_feature_extents(fs->super))
@@ -1286,23 +1324,9 @@ static int preflight(struct restore *rs, const struct e2cb_header *h)
 		return refuse("the archive holds casefolded directories; "
 			      "%s lacks casefold with the same encoding",
 			      rs->opts->device);
-	/* a margin for extent tree blocks and directory slack */
-	blocks_needed = p->blocks + p->name_bytes / (fs->blocksize / 2) +
-			p->blocks / 64 + 16;
-	if (blocks_needed > ext2fs_free_blocks_count(fs->super)) {
-		snprintf(msg, sizeof(msg), "about %llu free blocks are "
-			 "needed, the target has %llu",
-			 (unsigned long long) blocks_needed,
-			 (unsigned long long)
-			 ext2fs_free_blocks_count(fs->super));
-		return refuse("%s", msg);
-	}
-	if (p->inodes > fs->super->s_free_inodes_count) {
-		snprintf(msg, sizeof(msg), "%llu inodes are needed, the "
-			 "target has %u free", (unsigned long long) p->inodes,
-			 fs->super->s_free_inodes_count);
-		return refuse("%s", msg);
-	}
+	ret = check_room(rs);
+	if (ret)
+		return ret;
 	if (check_fit(rs) || check_uuid(rs, h) || check_salt(rs, h))
 		return E2CB_EXIT_ERROR;
 	warn_times(rs);
