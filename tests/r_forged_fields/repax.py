@@ -25,24 +25,9 @@ import tarfile
 sys.path.insert(0, os.environ.get("TOOLS", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tools")))
 from check_archive import b64url, crc16, crc32c  # noqa: E402
+from pax_rec import PRE, put, raw, seal32  # noqa: E402
 
-PRE = "SCHILY.xattr.e2cryptbak."
 IF_NAME = 0x2
-
-
-def raw(m, rec):
-    return bytearray(m.pax_headers[PRE + rec].encode("utf-8",
-                                                     "surrogateescape"))
-
-
-def put(m, rec, value):
-    m.pax_headers[PRE + rec] = bytes(value).decode("utf-8",
-                                                   "surrogateescape")
-
-
-def seal32(buf):
-    buf[-4:] = struct.pack("<I", crc32c(bytes(buf[:-4])))
-    return buf
 
 
 def blob(kind, body):

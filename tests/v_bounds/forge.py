@@ -27,8 +27,7 @@ import tarfile
 sys.path.insert(0, os.environ.get("TOOLS", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tools")))
 from check_archive import crc32c  # noqa: E402
-
-PRE = "SCHILY.xattr.e2cryptbak."
+from pax_rec import PRE, put, raw, seal32  # noqa: E402
 
 
 def pax_record(key, value):
@@ -135,21 +134,6 @@ def kind(argv):
         sys.exit("forge.py: unknown kind %r" % what)
     with open(dst, "wb") as f:
         f.write(pre + e + b"\0" * 1024)
-
-
-def seal32(buf):
-    buf[-4:] = struct.pack("<I", crc32c(bytes(buf[:-4])))
-    return buf
-
-
-def raw(m, rec):
-    return bytearray(m.pax_headers[PRE + rec].encode("utf-8",
-                                                     "surrogateescape"))
-
-
-def put(m, rec, value):
-    m.pax_headers[PRE + rec] = bytes(value).decode("utf-8",
-                                                   "surrogateescape")
 
 
 def deep(argv):
