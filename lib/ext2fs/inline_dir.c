@@ -148,6 +148,59 @@ static int may_go_inline(ext2_filsys fs, struct ext2_inode_large *inode)
 	       EXT2_I_SIZE(inode) == fs->blocksize;
 }
 
+/* Give back a reference to EA block @blk, freeing it with the last */
+static errcode_t put_ea_block(ext2_filsys fs, ext2_ino_t ino, blk64_t blk)
+{
+	__u32 count = 0;
+	errcode_t retval;
+
+	if (!blk)
+		return 0;
+	retval = ext2fs_adjust_ea_refcount3(fs, blk, NULL, -1, &count, ino);
+	if (!retval && count == 0)
+		ext2fs_block_alloc_stats2(fs, blk, -1);
+	return retval;
+}
+
+/*
+ * Turn @inode (as @old on disk) into its inline form and write it, or
+ * leave @old in place: the new inode is written before the old EA block
+ * is given up, and a failure on the way writes @old back (the inode
+ * cache took the new one already) and gives up the new EA block, so
+ * that a failed conversion leaves the directory as it was.  The names'
+ * block is the caller's to free.
+ */
+static errcode_t swap_inline(ext2_filsys fs, ext2_ino_t ino,
+			     struct ext2_inode_large *old,
+			     struct ext2_inode_large *inode,
+			     const struct xattr_copy *l,
+			     const struct inline_dir *d,
+			     struct ext2fs_ea_share *share)
+{
+	size_t isize = EXT2_INODE_SIZE(fs->super);
+	blk64_t old_ea = ext2fs_file_acl_block(fs, (struct ext2_inode *) old);
+	blk64_t new_ea;
+	errcode_t retval;
+
+	ext2fs_file_acl_block_set(fs, (struct ext2_inode *) inode, 0);
+	ext2fs_iblk_set(fs, (struct ext2_inode *) inode, 0);
+	retval = ext2fs_inline_data_raw_write(fs, ino, inode, l->x, l->count,
+				d->buf, EXT4_MIN_INLINE_DATA_SIZE + d->size[1],
+				share);
+	if (retval)
+		return retval;
+	new_ea = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
+	retval = ext2fs_write_inode_full(fs, ino, (struct ext2_inode *) inode,
+					 isize);
+	if (!retval)
+		retval = put_ea_block(fs, ino, old_ea);
+	if (!retval)
+		return 0;
+	ext2fs_write_inode_full(fs, ino, (struct ext2_inode *) old, isize);
+	put_ea_block(fs, ino, new_ea);
+	return retval;
+}
+
 /*
  * Make directory @ino, an unencrypted one of one block, inline where
  * the filesystem has inline_data and its names fit in the inode as the
@@ -158,10 +211,11 @@ static int may_go_inline(ext2_filsys fs, struct ext2_inode_large *inode)
 errcode_t ext2fs_dir_make_inline(ext2_filsys fs, ext2_ino_t ino,
 				 struct ext2fs_ea_share *share)
 {
-	struct ext2_inode_large *inode = NULL;
+	struct ext2_inode_large *inode = NULL, *old = NULL;
 	struct inline_dir *d = NULL;
 	struct xattr_copy l;
 	size_t isize = EXT2_INODE_SIZE(fs->super);
+	blk64_t blk = 0;
 	int fits = 0;
 	errcode_t retval;
 
@@ -171,33 +225,33 @@ errcode_t ext2fs_dir_make_inline(ext2_filsys fs, ext2_ino_t ino,
 		return 0;
 	retval = ext2fs_get_mem(isize, &inode);
 	if (!retval)
+		retval = ext2fs_get_mem(isize, &old);
+	if (!retval)
 		retval = ext2fs_get_mem(sizeof(*d), &d);
 	if (!retval)
 		retval = ext2fs_read_inode_full(fs, ino,
 					(struct ext2_inode *) inode, isize);
 	if (retval || !may_go_inline(fs, inode))
 		goto errout;
+	memcpy(old, inode, isize);
 	retval = ext2fs_xattrs_raw_iterate(fs, ino, inode, copy_xattr, &l);
 	if (!retval)
 		retval = l.retval;
 	if (!retval)
 		retval = pack_dir(fs, ino, inode, d, &l, &fits);
-	if (retval || !fits)
+	if (!retval && fits)
+		retval = ext2fs_bmap2(fs, ino, (struct ext2_inode *) inode,
+				      NULL, 0, 0, NULL, &blk);
+	if (retval || !fits || !blk)
 		goto errout;
-	retval = ext2fs_punch(fs, ino, (struct ext2_inode *) inode, NULL, 0,
-			      ~0ULL);
+	retval = swap_inline(fs, ino, old, inode, &l, d, share);
+	/* the names' block is the directory's no more */
 	if (!retval)
-		retval = ext2fs_xattrs_raw_release(fs, ino, inode);
-	if (!retval)
-		retval = ext2fs_inline_data_raw_write(fs, ino, inode, l.x,
-				l.count, d->buf,
-				EXT4_MIN_INLINE_DATA_SIZE + d->size[1], share);
-	if (!retval)
-		retval = ext2fs_write_inode_full(fs, ino,
-					(struct ext2_inode *) inode, isize);
+		ext2fs_block_alloc_stats2(fs, blk, -1);
 errout:
 	ext2fs_raw_xattrs_free(l.x, 0, l.count);
 	ext2fs_free_mem(&d);
+	ext2fs_free_mem(&old);
 	ext2fs_free_mem(&inode);
 	return retval;
 }
