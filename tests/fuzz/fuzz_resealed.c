@@ -412,11 +412,23 @@ static size_t put_header(uint8_t *h)
 	return 512;
 }
 
+/* The length of a pax record "LEN KEY=VALUE\n", LEN counting itself */
+static size_t pax_record_len(const struct rec *r)
+{
+	size_t n = strlen(r->key) + r->len + 3, digits;
+	char num[24];
+
+	for (digits = 1; ; digits++) {
+		snprintf(num, sizeof(num), "%zu", n + digits);
+		if (strlen(num) == digits)
+			return n + digits;
+	}
+}
+
 static size_t encode(const struct tar *t, uint8_t *out, size_t max)
 {
-	size_t off = 0, body, n, len, digits;
+	size_t off = 0, body, n, len;
 	uint8_t h[512];
-	char num[24];
 	int i, j;
 
 	for (i = 0; i < t->n; i++) {
@@ -424,16 +436,8 @@ static size_t encode(const struct tar *t, uint8_t *out, size_t max)
 
 		if (e->has_pax) {
 			body = 0;
-			for (j = 0; j < e->nrec; j++) {
-				n = strlen(e->rec[j].key) + e->rec[j].len + 3;
-				for (digits = 1; ; digits++) {
-					snprintf(num, sizeof(num), "%zu",
-						 n + digits);
-					if (strlen(num) == digits)
-						break;
-				}
-				body += n + digits;
-			}
+			for (j = 0; j < e->nrec; j++)
+				body += pax_record_len(&e->rec[j]);
 			if (off + 512 + body + 511 > max)
 				return 0;
 			memset(h, 0, 512);
@@ -446,15 +450,8 @@ static size_t encode(const struct tar *t, uint8_t *out, size_t max)
 			memcpy(out + off, h, 512);
 			off += 512;
 			for (j = 0; j < e->nrec; j++) {
-				n = strlen(e->rec[j].key) + e->rec[j].len + 3;
-				for (digits = 1; ; digits++) {
-					snprintf(num, sizeof(num), "%zu",
-						 n + digits);
-					if (strlen(num) == digits)
-						break;
-				}
-				len = snprintf((char *) out + off, 32,
-					       "%zu ", n + digits);
+				len = snprintf((char *) out + off, 32, "%zu ",
+					       pax_record_len(&e->rec[j]));
 				off += len;
 				len = strlen(e->rec[j].key);
 				memcpy(out + off, e->rec[j].key, len);
