@@ -2110,15 +2110,11 @@ static int taken_has(const struct taken *t, blk64_t blk)
 static void release_shared_ea(struct restore *rs, ext2_ino_t ino,
 			      struct ext2_inode_large *inode)
 {
-	ext2_filsys fs = rs->fs;
-	blk64_t ea = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
-	__u32 count;
+	blk64_t ea = ext2fs_file_acl_block(rs->fs,
+					   (struct ext2_inode *) inode);
 
-	if (!ea || taken_has(&rs->taken, ea))
-		return;
-	if (!ext2fs_adjust_ea_refcount3(fs, ea, NULL, -1, &count, ino) &&
-	    count == 0 && ext2fs_test_block_bitmap2(fs->block_map, ea))
-		ext2fs_block_alloc_stats2(fs, ea, -1);
+	if (ea && !taken_has(&rs->taken, ea))
+		ext2fs_ea_block_put(rs->fs, ino, ea);
 }
 
 /*

@@ -136,6 +136,8 @@ extern errcode_t ext2fs_xattrs_raw_iterate(ext2_filsys fs, ext2_ino_t ino,
 					const struct ext2_inode_large *inode,
 					ext2fs_xattr_raw_func func,
 					void *priv_data);
+extern errcode_t ext2fs_ea_block_put(ext2_filsys fs, ext2_ino_t ino,
+				     blk64_t blk);
 extern errcode_t ext2fs_raw_xattr_copy_add(struct ext2fs_raw_xattr **list,
 					   size_t *count, int index,
 					   const char *name, size_t name_len,

@@ -411,8 +411,6 @@ static errcode_t evict_inode(struct fc_replay *r, ext2_ino_t ino,
 			     struct ext2_inode_large *inode)
 {
 	ext2_filsys fs = r->fs;
-	blk64_t acl;
-	__u32 count;
 	errcode_t retval;
 
 	if (inode->i_flags & EXT4_INLINE_DATA_FL)
@@ -431,17 +429,9 @@ static errcode_t evict_inode(struct fc_replay *r, ext2_ino_t ino,
 		if (retval)
 			return retval;
 	}
-	acl = ext2fs_file_acl_block(fs, EXT2_INODE(inode));
-	if (acl) {
-		retval = ext2fs_adjust_ea_refcount3(fs, acl, NULL, -1, &count,
-						    ino);
-		if (retval)
-			return retval;
-		if (count == 0)
-			ext2fs_block_alloc_stats2(fs, acl, -1);
-		ext2fs_file_acl_block_set(fs, EXT2_INODE(inode), 0);
-		ext2fs_iblk_sub_blocks(fs, EXT2_INODE(inode), 1);
-	}
+	retval = ext2fs_xattrs_raw_release(fs, ino, inode);
+	if (retval)
+		return retval;
 	inode->i_dtime = time(NULL);
 	retval = fc_write_inode(r, ino, inode);
 	if (retval)

@@ -148,20 +148,6 @@ static int may_go_inline(ext2_filsys fs, struct ext2_inode_large *inode)
 	       EXT2_I_SIZE(inode) == fs->blocksize;
 }
 
-/* Give back a reference to EA block @blk, freeing it with the last */
-static errcode_t put_ea_block(ext2_filsys fs, ext2_ino_t ino, blk64_t blk)
-{
-	__u32 count = 0;
-	errcode_t retval;
-
-	if (!blk)
-		return 0;
-	retval = ext2fs_adjust_ea_refcount3(fs, blk, NULL, -1, &count, ino);
-	if (!retval && count == 0)
-		ext2fs_block_alloc_stats2(fs, blk, -1);
-	return retval;
-}
-
 /*
  * Turn @inode (as @old on disk) into its inline form and write it, or
  * leave @old in place: the new inode is written before the old EA block
@@ -193,11 +179,11 @@ static errcode_t swap_inline(ext2_filsys fs, ext2_ino_t ino,
 	retval = ext2fs_write_inode_full(fs, ino, (struct ext2_inode *) inode,
 					 isize);
 	if (!retval)
-		retval = put_ea_block(fs, ino, old_ea);
+		retval = ext2fs_ea_block_put(fs, ino, old_ea);
 	if (!retval)
 		return 0;
 	ext2fs_write_inode_full(fs, ino, (struct ext2_inode *) old, isize);
-	put_ea_block(fs, ino, new_ea);
+	ext2fs_ea_block_put(fs, ino, new_ea);
 	return retval;
 }
 

@@ -598,20 +598,32 @@ errout:
 }
 
 /* Drop the inode's reference to its EA block. */
-errcode_t ext2fs_xattrs_raw_release(ext2_filsys fs, ext2_ino_t ino,
-				    struct ext2_inode_large *inode)
+/* Give back @ino's reference to EA block @blk, freeing it with the last */
+errcode_t ext2fs_ea_block_put(ext2_filsys fs, ext2_ino_t ino, blk64_t blk)
 {
-	blk64_t blk = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
 	__u32 count = 0;
 	errcode_t retval;
 
 	if (!blk)
 		return 0;
 	retval = ext2fs_adjust_ea_refcount3(fs, blk, NULL, -1, &count, ino);
+	if (!retval && count == 0 &&
+	    ext2fs_test_block_bitmap2(fs->block_map, blk))
+		ext2fs_block_alloc_stats2(fs, blk, -1);
+	return retval;
+}
+
+errcode_t ext2fs_xattrs_raw_release(ext2_filsys fs, ext2_ino_t ino,
+				    struct ext2_inode_large *inode)
+{
+	blk64_t blk = ext2fs_file_acl_block(fs, (struct ext2_inode *) inode);
+	errcode_t retval;
+
+	if (!blk)
+		return 0;
+	retval = ext2fs_ea_block_put(fs, ino, blk);
 	if (retval)
 		return retval;
-	if (count == 0)
-		ext2fs_block_alloc_stats2(fs, blk, -1);
 	ext2fs_file_acl_block_set(fs, (struct ext2_inode *) inode, 0);
 	return ext2fs_iblk_sub_blocks(fs, (struct ext2_inode *) inode, 1);
 }
