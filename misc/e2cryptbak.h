@@ -176,6 +176,8 @@ extern void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,
 extern uint32_t e2cb_policy_mode(unsigned int policy, uint32_t mode,
 				 uint32_t mask, int owner_changed);
 extern int e2cb_policy_drops_caps(unsigned int policy, int owner_changed);
+extern int e2cb_xattr_is_capability(int index, const char *name,
+				    size_t name_len);
 extern uint32_t e2cb_get_umask(void);
 extern void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d,
 				  char *buf, size_t size);

@@ -650,8 +650,7 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 	void *acl = NULL;
 	int ret;
 
-	if (t->caps != (index == 6 && name_len == 10 &&
-			!memcmp(name, "capability", 10)))
+	if (t->caps != e2cb_xattr_is_capability(index, name, name_len))
 		return 0;
 	if (!prefix || index == 8 || index == 9 ||
 	    memchr(name, 0, name_len) ||

@@ -700,9 +700,7 @@ static int collect_xattr(int index, const char *name, size_t name_len,
 {
 	struct xattr_list *l = priv;
 
-	/* security.capability: index 6, as the kernel numbers it */
-	if (l->drop_caps && index == 6 &&
-	    name_len == 10 && !memcmp(name, "capability", 10))
+	if (l->drop_caps && e2cb_xattr_is_capability(index, name, name_len))
 		return 0;
 	if (e2cb_grow((void **) &l->x, &l->size, l->count, sizeof(*l->x)))
 		return 1;

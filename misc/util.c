@@ -534,6 +534,13 @@ uint32_t e2cb_policy_mode(unsigned int policy, uint32_t mode, uint32_t mask,
 	return mode;
 }
 
+/* Is this stored attribute security.capability (name index 6)? */
+int e2cb_xattr_is_capability(int index, const char *name, size_t name_len)
+{
+	return index == 6 && name_len == 10 &&
+	       !memcmp(name, "capability", 10);
+}
+
 /* security.capability goes with the set-id bits, as on chown(2) */
 int e2cb_policy_drops_caps(unsigned int policy, int owner_changed)
 {
