@@ -13,6 +13,9 @@
  * "\\" stand for bytes (so "\x2f" is a '/' inside a name):
  *
  *   key HEX                     the master key for what follows
+ *   nonces TEXT                 nonces from SHA-256(TEXT, a counter) from
+ *                               here on, not random, so that ciphertext
+ *                               and hashes reproduce
  *   policy V CONT NAMES FLAGS DU  e.g. "policy 2 1 4 0x02 0"
  *   encdir NAME                 a directory in the root with that policy
  *   cfencdir NAME               the same, casefolded (v2 only): its names
@@ -61,6 +64,8 @@ static int nnodes, lineno;
 static uint8_t policy[5] = { 2, 1, 4, 0, 0 };
 static uint8_t key[64];
 static size_t key_len;
+static char *nonce_seed;		/* NULL: random nonces */
+static unsigned int nonce_count;
 
 static void die(errcode_t err, const char *what)
 {
@@ -99,6 +104,26 @@ static struct node *find(const char *path, size_t len)
 	return NULL;
 }
 
+static void make_nonce(uint8_t *nonce)
+{
+	unsigned int n = nonce_count++;
+	uint8_t md[32];
+	EVP_MD_CTX *c;
+
+	if (!nonce_seed) {
+		RAND_bytes(nonce, 16);
+		return;
+	}
+	c = EVP_MD_CTX_new();
+	if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
+	    !EVP_DigestUpdate(c, nonce_seed, strlen(nonce_seed)) ||
+	    !EVP_DigestUpdate(c, &n, sizeof(n)) ||
+	    !EVP_DigestFinal_ex(c, md, NULL))
+		die(0, "SHA-256 failed");
+	EVP_MD_CTX_free(c);
+	memcpy(nonce, md, 16);
+}
+
 static void make_context(uint8_t *ctx, size_t *len, int bad)
 {
 	memset(ctx, 0, 40);
@@ -108,12 +133,12 @@ static void make_context(uint8_t *ctx, size_t *len, int bad)
 	ctx[3] = policy[3];
 	if (policy[0] == 1) {
 		fscrypt_key_descriptor(key, key_len, ctx + 4);
-		RAND_bytes(ctx + 12, 16);
+		make_nonce(ctx + 12);
 		*len = 28;
 	} else {
 		ctx[4] = policy[4];
 		fscrypt_key_identifier(key, key_len, ctx + 8);
-		RAND_bytes(ctx + 24, 16);
+		make_nonce(ctx + 24);
 		*len = 40;
 	}
 	if (bad)
@@ -433,6 +458,10 @@ int main(int argc, char **argv)
 			for (; a1[0] && a1[1] && key_len < 64; a1 += 2)
 				sscanf(a1, "%2hhx", &key[key_len++]);
 			fscrypt_keyring_add_raw(kr, key, key_len);
+		} else if (!strcmp(cmd, "nonces") && a1) {
+			free(nonce_seed);
+			nonce_seed = strdup(a1);
+			nonce_count = 0;
 		} else if (!strcmp(cmd, "policy") && a3) {
 			if (sscanf(a1, "%u", &v[0]) != 1 ||
 			    sscanf(a2, "%u", &v[1]) != 1 ||
