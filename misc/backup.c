@@ -20,7 +20,6 @@
 #include <time.h>
 #include <et/com_err.h>
 #include "backup.h"
-#include <ext2fs/ext3_extents.h>
 
 #define READAHEAD_FILES	1024
 #define READAHEAD_BYTES	(16 << 20)
@@ -431,31 +430,32 @@ static void ra_add(struct ra_runs *ra, blk64_t pblk, blk64_t len)
 }
 
 /* The written extents of a file whose extent tree fits in its inode */
-static void ra_add_inode(ext2_filsys fs, struct ra_runs *ra,
-			 const struct ext2_inode *inode)
+static void ra_add_inode(ext2_filsys fs, struct ra_runs *ra, ext2_ino_t ino,
+			 struct ext2_inode *inode)
 {
-	const struct ext3_extent_header *eh = (const void *) inode->i_block;
-	const struct ext3_extent *ex = (const void *) (eh + 1);
-	blk64_t pblk, len;
-	int i, n;
+	ext2_extent_handle_t handle;
+	struct ext2_extent_info info;
+	struct ext2fs_extent ex;
+	int i, op = EXT2_EXTENT_ROOT;
 
 	if (!LINUX_S_ISREG(inode->i_mode) ||
 	    (inode->i_flags & EXT4_INLINE_DATA_FL) ||
 	    !(inode->i_flags & EXT4_EXTENTS_FL) ||
-	    ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC ||
-	    eh->eh_depth)
+	    ext2fs_extent_open2(fs, ino, inode, &handle))
 		return;
-	n = ext2fs_le16_to_cpu(eh->eh_entries);
-	for (i = 0; i < n && i < 4 && ra->budget; i++) {
-		len = ext2fs_le16_to_cpu(ex[i].ee_len);
-		pblk = ext2fs_le32_to_cpu(ex[i].ee_start) +
-		       ((blk64_t) ext2fs_le16_to_cpu(ex[i].ee_start_hi) << 32);
+	if (ext2fs_extent_get_info(handle, &info) || info.max_depth)
+		goto out;
+	for (i = 0; i < 4 && ra->budget; i++, op = EXT2_EXTENT_NEXT_SIB) {
+		if (ext2fs_extent_get(handle, op, &ex))
+			break;
 		/* unwritten extents read as zeros: nothing to fetch */
-		if (!len || len > EXT_INIT_MAX_LEN ||
-		    pblk + len > ext2fs_blocks_count(fs->super))
+		if (!ex.e_len || (ex.e_flags & EXT2_EXTENT_FLAGS_UNINIT) ||
+		    ex.e_pblk + ex.e_len > ext2fs_blocks_count(fs->super))
 			continue;
-		ra_add(ra, pblk, len);
+		ra_add(ra, ex.e_pblk, ex.e_len);
 	}
+out:
+	ext2fs_extent_free(handle);
 }
 
 /*
@@ -478,7 +478,7 @@ static size_t readahead_children(struct backup *b,
 		if (cl->c[i].ino &&
 		    cl->c[i].ino <= b->fs->super->s_inodes_count &&
 		    !ext2fs_read_inode(b->fs, cl->c[i].ino, &inode))
-			ra_add_inode(b->fs, &ra, &inode);
+			ra_add_inode(b->fs, &ra, cl->c[i].ino, &inode);
 	}
 	if (ra.count)
 		io_channel_cache_readahead(ra.io, ra.start, ra.count);
