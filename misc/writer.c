@@ -793,6 +793,7 @@ static errcode_t writer_setup(struct e2cb_writer *w, const char *compress)
 	return 0;
 }
 
+/* Writes to @out, which it closes on failure */
 static errcode_t writer_new(struct e2cb_outfile *out, const char *compress,
 			    struct e2cb_writer **ret)
 {
@@ -801,7 +802,6 @@ static errcode_t writer_new(struct e2cb_outfile *out, const char *compress,
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		e2cb_outfile_close(out, 0);
-		*ret = NULL;
 		return EXT2_ET_NO_MEMORY;
 	}
 	w->out = out;
@@ -824,9 +824,7 @@ errcode_t e2cb_writer_open(const char *output, const char *compress,
 
 	*ret = NULL;
 	retval = e2cb_outfile_open(output, &out);
-	if (retval)
-		return retval;
-	return writer_new(out, compress, ret);
+	return retval ? retval : writer_new(out, compress, ret);
 }
 
 /* The same, to @fd, which stays open; @name names it in messages */
@@ -838,9 +836,7 @@ errcode_t e2cb_writer_open_fd(int fd, const char *name, const char *compress,
 
 	*ret = NULL;
 	retval = e2cb_outfile_open_fd(fd, name, &out);
-	if (retval)
-		return retval;
-	return writer_new(out, compress, ret);
+	return retval ? retval : writer_new(out, compress, ret);
 }
 
 /*
