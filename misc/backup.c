@@ -23,7 +23,6 @@
 
 #define READAHEAD_FILES	1024
 #define READAHEAD_BYTES	(16 << 20)
-#define READAHEAD_GAP	16		/* blocks read through, not skipped */
 #define MAX_DEPTH	4096
 
 struct child_list {
@@ -406,58 +405,6 @@ static void dir_damage_proc(ext2_filsys fs EXT2FS_ATTR((unused)),
 	cl->b->skipped++;
 }
 
-/* Runs of blocks to read ahead, merged across short gaps */
-struct ra_runs {
-	io_channel io;
-	blk64_t start, count;
-	blk64_t budget;			/* blocks still to advise */
-};
-
-static void ra_add(struct ra_runs *ra, blk64_t pblk, blk64_t len)
-{
-	if (len > ra->budget)
-		len = ra->budget;
-	ra->budget -= len;
-	if (ra->count && pblk >= ra->start + ra->count &&
-	    pblk <= ra->start + ra->count + READAHEAD_GAP) {
-		ra->count = pblk + len - ra->start;
-		return;
-	}
-	if (ra->count)
-		io_channel_cache_readahead(ra->io, ra->start, ra->count);
-	ra->start = pblk;
-	ra->count = len;
-}
-
-/* The written extents of a file whose extent tree fits in its inode */
-static void ra_add_inode(ext2_filsys fs, struct ra_runs *ra, ext2_ino_t ino,
-			 struct ext2_inode *inode)
-{
-	ext2_extent_handle_t handle;
-	struct ext2_extent_info info;
-	struct ext2fs_extent ex;
-	int i, op = EXT2_EXTENT_ROOT;
-
-	if (!LINUX_S_ISREG(inode->i_mode) ||
-	    (inode->i_flags & EXT4_INLINE_DATA_FL) ||
-	    !(inode->i_flags & EXT4_EXTENTS_FL) ||
-	    ext2fs_extent_open2(fs, ino, inode, &handle))
-		return;
-	if (ext2fs_extent_get_info(handle, &info) || info.max_depth)
-		goto out;
-	for (i = 0; i < 4 && ra->budget; i++, op = EXT2_EXTENT_NEXT_SIB) {
-		if (ext2fs_extent_get(handle, op, &ex))
-			break;
-		/* unwritten extents read as zeros: nothing to fetch */
-		if (!ex.e_len || (ex.e_flags & EXT2_EXTENT_FLAGS_UNINIT) ||
-		    ex.e_pblk + ex.e_len > ext2fs_blocks_count(fs->super))
-			continue;
-		ra_add(ra, ex.e_pblk, ex.e_len);
-	}
-out:
-	ext2fs_extent_free(handle);
-}
-
 /*
  * From a cold cache each small file's data is a read of its own, made
  * when its turn comes.  Ask the kernel for the data of the children
@@ -468,20 +415,14 @@ out:
 static size_t readahead_children(struct backup *b,
 				 const struct child_list *cl, size_t from)
 {
-	struct ra_runs ra = { b->fs->io, 0, 0,
-			      READAHEAD_BYTES / b->fs->blocksize };
-	struct ext2_inode inode;
+	struct e2cb_ra_files ra;
 	size_t i;
 
+	e2cb_readahead_files_begin(&ra, b->fs, READAHEAD_BYTES);
 	for (i = from; i < cl->count && i - from < READAHEAD_FILES &&
-	     ra.budget; i++) {
-		if (cl->c[i].ino &&
-		    cl->c[i].ino <= b->fs->super->s_inodes_count &&
-		    !ext2fs_read_inode(b->fs, cl->c[i].ino, &inode))
-			ra_add_inode(b->fs, &ra, cl->c[i].ino, &inode);
-	}
-	if (ra.count)
-		io_channel_cache_readahead(ra.io, ra.start, ra.count);
+	     ra.budget; i++)
+		e2cb_readahead_file(&ra, cl->c[i].ino);
+	e2cb_readahead_files_end(&ra);
 	return i;
 }
 
@@ -650,42 +591,6 @@ static errcode_t write_trailer(struct backup *b)
 }
 
 /*
- * From a cold cache the walk's inode reads are random and one at a
- * time; let the kernel read the used part of every inode table ahead,
- * in large requests.  Advice only: errors do not matter.
- */
-static void readahead_inode_tables(ext2_filsys fs)
-{
-	blk64_t start = 0, count = 0, blk, n;
-	__u32 used;
-	dgrp_t g;
-
-	for (g = 0; g < fs->group_desc_count; g++) {
-		if (ext2fs_bg_flags_test(fs, g, EXT2_BG_INODE_UNINIT))
-			continue;
-		blk = ext2fs_inode_table_loc(fs, g);
-		used = fs->super->s_inodes_per_group;
-		if (ext2fs_has_group_desc_csum(fs) &&
-		    ext2fs_bg_itable_unused(fs, g) < used)
-			used -= ext2fs_bg_itable_unused(fs, g);
-		n = ((blk64_t) used * EXT2_INODE_SIZE(fs->super) +
-		     fs->blocksize - 1) / fs->blocksize;
-		if (!blk || !n || blk + n > ext2fs_blocks_count(fs->super))
-			continue;
-		if (count && start + count == blk) {
-			count += n;
-			continue;
-		}
-		if (count)
-			io_channel_cache_readahead(fs->io, start, count);
-		start = blk;
-		count = n;
-	}
-	if (count)
-		io_channel_cache_readahead(fs->io, start, count);
-}
-
-/*
  * The inodes a whole-filesystem walk meets, for -p: those in use, less
  * the reserved ones but the root.  The group descriptors' counts, not the
  * superblock's, which the kernel updates only now and then.
@@ -784,7 +689,7 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 	ext2_ino_t root;
 	errcode_t retval;
 
-	readahead_inode_tables(b->fs);
+	e2cb_readahead_inode_tables(b->fs);
 	retval = find_root(b, src_path, &root);
 	if (retval) {
 		com_err(program_name, retval, "while looking up %s",
