@@ -31,7 +31,7 @@ struct entry_job {
 	struct e2cb_inode_rec r;	/* sealed when queued */
 	const char *data;		/* NULL: the source writes it */
 	uint64_t data_pos;
-	struct e2cb_stretch *st;
+	const struct e2cb_stretch *st;
 	size_t count;
 	uint64_t tar_size;
 	size_t inline_len;		/* of E2CB_IF_INLINE data */
@@ -549,7 +549,7 @@ static void fill_job(struct e2cb_writer *w, struct entry_job *j,
 	j->tar_size = archive_entry_size(w->entry);
 	j->data = data;
 	j->data_pos = 0;
-	j->st = (struct e2cb_stretch *) w->st;
+	j->st = w->st;
 	j->count = w->count;
 	j->inline_len = w->inline_len;
 	seal_inode_rec(w, j);
@@ -584,6 +584,7 @@ errcode_t e2cb_writer_send(struct e2cb_writer *w)
 		       !(r->rflags & (E2CB_IF_INLINE | E2CB_IF_HARDLINK));
 	unsigned int bs = w->block_size;
 	uint64_t used = 0;
+	struct e2cb_stretch *st;
 	struct entry_job *j;
 	size_t i;
 
@@ -598,10 +599,12 @@ errcode_t e2cb_writer_send(struct e2cb_writer *w)
 		memcpy(w->iobuf, w->inline_data, w->inline_len);
 	j = &w->batch->job[w->batch->count++];
 	fill_job(w, j, w->iobuf);
-	j->st = (struct e2cb_stretch *) ((char *) w->batch + BATCH_REGIONS) +
-		w->batch_regions;
+	/* the stretches go with the batch: the source's are freed */
+	st = (struct e2cb_stretch *) ((char *) w->batch + BATCH_REGIONS) +
+	     w->batch_regions;
 	if (w->count)
-		memcpy(j->st, w->st, w->count * sizeof(*w->st));
+		memcpy(st, w->st, w->count * sizeof(*w->st));
+	j->st = st;
 	sum_job_data(w, j);
 	w->batch_regions += w->count;
 	w->batch_used += used;
