@@ -304,4 +304,67 @@ extern errcode_t e2cb_reader_sum_again(struct e2cb_reader *r, uint8_t *buf,
 extern const char *e2cb_reader_error(struct e2cb_reader *r);
 extern void e2cb_reader_close(struct e2cb_reader *r);
 
+/*
+ * The writer (writer.c), the reader's counterpart.  For each entry, in
+ * order: e2cb_writer_begin(); what it holds (hardlink, context, name,
+ * xattrs, symlink); for a regular file its data, read into
+ * e2cb_writer_data_buf() then set_stretches, or set_inline;
+ * e2cb_writer_send(); and the data that was not at hand, with
+ * e2cb_writer_data().  The stretches' pos is not used.
+ */
+struct e2cb_writer;
+
+#define E2CB_WRITER_BUF	(1024 * 1024)	/* data an entry keeps at hand */
+
+extern errcode_t e2cb_writer_open(const char *output, const char *compress,
+				  struct e2cb_writer **ret);
+extern errcode_t e2cb_writer_open_fd(int fd, const char *name,
+				     const char *compress,
+				     struct e2cb_writer **ret);
+extern errcode_t e2cb_writer_header(struct e2cb_writer *w,
+				    const struct e2cb_header *h);
+extern errcode_t e2cb_writer_begin(struct e2cb_writer *w, const char *path,
+				   const struct e2cb_inode_rec *r,
+				   uint64_t need);
+extern void e2cb_writer_hardlink(struct e2cb_writer *w, const char *first);
+extern errcode_t e2cb_writer_add_context(struct e2cb_writer *w,
+					 const void *ctx, size_t ctx_len);
+extern errcode_t e2cb_writer_add_name(struct e2cb_writer *w,
+				      const struct ext4_encrypted_name *name,
+				      const void *ctx, size_t ctx_len);
+extern void e2cb_writer_add_xattrs(struct e2cb_writer *w, uint8_t *rec,
+				   size_t len);
+extern errcode_t e2cb_writer_add_symlink(struct e2cb_writer *w,
+					 uint8_t *target, size_t len,
+					 int encrypted);
+extern char *e2cb_writer_data_buf(struct e2cb_writer *w, uint64_t len);
+extern void e2cb_writer_set_stretches(struct e2cb_writer *w,
+				      uint64_t tar_size,
+				      const struct e2cb_stretch *st,
+				      size_t count);
+extern void e2cb_writer_set_inline(struct e2cb_writer *w, const char *data,
+				   size_t len);
+extern errcode_t e2cb_writer_send(struct e2cb_writer *w);
+extern errcode_t e2cb_writer_data(struct e2cb_writer *w, uint64_t off,
+				  const void *buf, size_t len);
+extern errcode_t e2cb_writer_trailer(struct e2cb_writer *w,
+				     const struct e2cb_trailer *counts);
+extern errcode_t e2cb_writer_finish(struct e2cb_writer *w, errcode_t err);
+extern int e2cb_writer_close(struct e2cb_writer *w, int ok);
+
+/* The writer's destination (outfile.c): a file named when whole */
+struct e2cb_outfile;
+
+extern errcode_t e2cb_outfile_open(const char *output,
+				   struct e2cb_outfile **ret);
+extern errcode_t e2cb_outfile_open_fd(int fd, const char *dest,
+				      struct e2cb_outfile **ret);
+extern const char *e2cb_outfile_name(const struct e2cb_outfile *o);
+extern errcode_t e2cb_outfile_write(struct e2cb_outfile *o, const void *buf,
+				    size_t len);
+extern errcode_t e2cb_outfile_flush(struct e2cb_outfile *o);
+extern void e2cb_outfile_discard(struct e2cb_outfile *o);
+extern errcode_t e2cb_outfile_drain(struct e2cb_outfile *o);
+extern int e2cb_outfile_close(struct e2cb_outfile *o, int ok);
+
 #endif /* E2CB_ARCHIVE_H */

@@ -130,6 +130,17 @@ struct e2cb_readahead;
 extern void e2cb_readahead_start(ext2_filsys fs, const char *device,
 				 struct e2cb_readahead **ret);
 extern void e2cb_readahead_stop(struct e2cb_readahead *ra);
+/* files' data to read ahead, in runs; advice only */
+struct e2cb_ra_files {
+	ext2_filsys fs;
+	blk64_t start, count;		/* the run being made */
+	blk64_t budget;			/* blocks still to advise */
+};
+extern void e2cb_readahead_files_begin(struct e2cb_ra_files *ra,
+				       ext2_filsys fs, uint64_t bytes);
+extern void e2cb_readahead_file(struct e2cb_ra_files *ra, ext2_ino_t ino);
+extern void e2cb_readahead_files_end(struct e2cb_ra_files *ra);
+extern void e2cb_readahead_inode_tables(ext2_filsys fs);
 
 /* source_check.c */
 extern errcode_t e2cb_check_source(const char *device, int for_write);

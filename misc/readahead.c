@@ -13,6 +13,9 @@
  * blocks read ahead would push out each other before the walk gets
  * there, and the disk would read them twice.
  *
+ * Smaller advice, given as the walk goes, is here too: the inode
+ * tables, and the data of the files a directory holds.
+ *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
  */
@@ -185,4 +188,118 @@ void e2cb_readahead_stop(struct e2cb_readahead *ra)
 	ext2fs_free_block_bitmap(ra->map);
 	close(ra->fd);
 	free(ra);
+}
+
+/*
+ * The walk of a subtree reads ahead the data of the files it is about
+ * to reach, a directory's worth at a time, merged into runs across
+ * short gaps.
+ */
+#define FILES_GAP	16		/* blocks read through, not skipped */
+
+static void ra_add(struct e2cb_ra_files *ra, blk64_t pblk, blk64_t len)
+{
+	if (len > ra->budget)
+		len = ra->budget;
+	ra->budget -= len;
+	if (ra->count && pblk >= ra->start + ra->count &&
+	    pblk <= ra->start + ra->count + FILES_GAP) {
+		ra->count = pblk + len - ra->start;
+		return;
+	}
+	if (ra->count)
+		io_channel_cache_readahead(ra->fs->io, ra->start, ra->count);
+	ra->start = pblk;
+	ra->count = len;
+}
+
+/* The written extents of a file whose extent tree fits in its inode */
+static void ra_add_inode(struct e2cb_ra_files *ra, ext2_ino_t ino,
+			 struct ext2_inode *inode)
+{
+	ext2_filsys fs = ra->fs;
+	ext2_extent_handle_t handle;
+	struct ext2_extent_info info;
+	struct ext2fs_extent ex;
+	int i, op = EXT2_EXTENT_ROOT;
+
+	if (!LINUX_S_ISREG(inode->i_mode) ||
+	    (inode->i_flags & EXT4_INLINE_DATA_FL) ||
+	    !(inode->i_flags & EXT4_EXTENTS_FL) ||
+	    ext2fs_extent_open2(fs, ino, inode, &handle))
+		return;
+	if (ext2fs_extent_get_info(handle, &info) || info.max_depth)
+		goto out;
+	for (i = 0; i < 4 && ra->budget; i++, op = EXT2_EXTENT_NEXT_SIB) {
+		if (ext2fs_extent_get(handle, op, &ex))
+			break;
+		/* unwritten extents read as zeros: nothing to fetch */
+		if (!ex.e_len || (ex.e_flags & EXT2_EXTENT_FLAGS_UNINIT) ||
+		    ex.e_pblk + ex.e_len > ext2fs_blocks_count(fs->super))
+			continue;
+		ra_add(ra, ex.e_pblk, ex.e_len);
+	}
+out:
+	ext2fs_extent_free(handle);
+}
+
+/* Advise up to @bytes of files' data */
+void e2cb_readahead_files_begin(struct e2cb_ra_files *ra, ext2_filsys fs,
+				uint64_t bytes)
+{
+	ra->fs = fs;
+	ra->start = ra->count = 0;
+	ra->budget = bytes / fs->blocksize;
+}
+
+/* Inode @ino's data, while the budget lasts; what is not right is left */
+void e2cb_readahead_file(struct e2cb_ra_files *ra, ext2_ino_t ino)
+{
+	struct ext2_inode inode;
+
+	if (ino && ino <= ra->fs->super->s_inodes_count &&
+	    !ext2fs_read_inode(ra->fs, ino, &inode))
+		ra_add_inode(ra, ino, &inode);
+}
+
+void e2cb_readahead_files_end(struct e2cb_ra_files *ra)
+{
+	if (ra->count)
+		io_channel_cache_readahead(ra->fs->io, ra->start, ra->count);
+}
+
+/*
+ * From a cold cache the walk's inode reads are random and one at a
+ * time; let the kernel read the used part of every inode table ahead,
+ * in large requests.  Advice only: errors do not matter.
+ */
+void e2cb_readahead_inode_tables(ext2_filsys fs)
+{
+	blk64_t start = 0, count = 0, blk, n;
+	__u32 used;
+	dgrp_t g;
+
+	for (g = 0; g < fs->group_desc_count; g++) {
+		if (ext2fs_bg_flags_test(fs, g, EXT2_BG_INODE_UNINIT))
+			continue;
+		blk = ext2fs_inode_table_loc(fs, g);
+		used = fs->super->s_inodes_per_group;
+		if (ext2fs_has_group_desc_csum(fs) &&
+		    ext2fs_bg_itable_unused(fs, g) < used)
+			used -= ext2fs_bg_itable_unused(fs, g);
+		n = ((blk64_t) used * EXT2_INODE_SIZE(fs->super) +
+		     fs->blocksize - 1) / fs->blocksize;
+		if (!blk || !n || blk + n > ext2fs_blocks_count(fs->super))
+			continue;
+		if (count && start + count == blk) {
+			count += n;
+			continue;
+		}
+		if (count)
+			io_channel_cache_readahead(fs->io, start, count);
+		start = blk;
+		count = n;
+	}
+	if (count)
+		io_channel_cache_readahead(fs->io, start, count);
 }

@@ -1,0 +1,87 @@
+/*
+ * backup.h --- e2cryptbak backup: what backup.c and backup_inode.c share
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#ifndef E2CB_BACKUP_H
+#define E2CB_BACKUP_H
+
+#include <time.h>
+#include "e2cryptbak.h"
+#include "ext2fs/journal_replay.h"
+
+#define IOBUF_SIZE	E2CB_WRITER_BUF
+
+/* Hard-linked inodes seen so far: inode number -> first path */
+struct link_table {
+	ext2_ino_t *ino;
+	char **path;
+	size_t count, size;
+};
+
+/* The walk of the image; the archive is the writer's */
+struct backup {
+	ext2_filsys fs;
+	struct ext2fs_replay_stats replay;	/* what opening it replayed */
+	struct e2cb_writer *w;
+	ext2fs_inode_bitmap dirs_seen;
+	struct link_table links;
+	uint64_t entries, inodes, encrypted, data_bytes, skipped;
+	uint64_t inodes_total;
+	char *iobuf;			/* where the entry's data is read */
+	int preread;			/* all the entry's data is there */
+	char why[96];			/* what failed, for skip_entry() */
+	int progress;
+	time_t last_progress;
+	char *path;
+	size_t path_len, path_size;
+	/* PATH names a non-directory: the root holds this one name */
+	ext2_ino_t only_ino;
+	struct ext4_encrypted_name only_name;	/* name_len 0: any name */
+	int only_done;
+	struct e2cb_readahead *ra;
+};
+
+/* A child of the directory being walked, copied out of its block */
+struct child {
+	ext2_ino_t ino;
+	struct ext4_encrypted_name name;
+};
+
+/* The stored blocks of a file, in bytes after clipping; pos is pblk's */
+struct region_list {
+	struct e2cb_stretch *r;
+	size_t count, size;
+	uint64_t limit;			/* data past this is not kept */
+	errcode_t retval;
+};
+
+/*
+ * The current path, relative to the backup root; the root itself is
+ * "" here and "." in the archive.
+ */
+static inline const char *entry_path(const struct backup *b)
+{
+	return b->path_len ? b->path : ".";
+}
+
+/* backup_inode.c: what an inode holds, read out of the image */
+extern errcode_t e2cb_backup_crypt_records(struct backup *b, ext2_ino_t ino,
+					   struct ext2_inode_large *inode,
+					   const struct child *c,
+					   int parent_enc);
+extern errcode_t e2cb_backup_xattrs(struct backup *b, ext2_ino_t ino,
+				    struct ext2_inode_large *inode);
+extern errcode_t e2cb_backup_symlink(struct backup *b, ext2_ino_t ino,
+				     struct ext2_inode_large *inode);
+extern errcode_t e2cb_backup_prepare_data(struct backup *b, ext2_ino_t ino,
+					  struct ext2_inode_large *inode,
+					  struct region_list *rl,
+					  char **inline_buf,
+					  size_t *inline_len);
+extern errcode_t e2cb_backup_write_data(struct backup *b,
+					const struct region_list *rl);
+
+#endif /* E2CB_BACKUP_H */
