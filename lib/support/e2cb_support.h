@@ -53,7 +53,8 @@ extern errcode_t e2cb_path_set(struct e2cb_path_buf *p, const void *s,
 			       size_t len);
 extern void e2cb_path_free(struct e2cb_path_buf *p);
 
-/* grow.c: make room in *@arr (of *@size elements) for element @count */
+/* grow.c: room in *@arr (of *@size elements) for @need, or element @count */
+extern int e2cb_grow_to(void **arr, size_t *size, size_t need, size_t elem);
 extern int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem);
 
 /* b64url.c: base64url (RFC 4648 section 5) without padding */

@@ -14,20 +14,20 @@
 #include "e2cb_support.h"
 
 /*
- * Make room in *@arr (of *@size elements of @elem bytes) for element
- * @count; 0, or -1 with *@arr and *@size as they were.
+ * Make room in *@arr (of *@size elements of @elem bytes) for @need
+ * elements, doubling; 0, or -1 with *@arr and *@size as they were.
  */
-int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem)
+int e2cb_grow_to(void **arr, size_t *size, size_t need, size_t elem)
 {
 	void *p;
 	size_t n;
 
-	if (count < *size)
+	if (need <= *size)
 		return 0;
-	n = *size ? *size * 2 : 16;
-	if (n <= count)
-		n = count + 1;
-	if (!elem || n > SIZE_MAX / elem)
+	n = *size ? *size : 16;
+	while (n < need && n <= SIZE_MAX / 2)
+		n *= 2;
+	if (n < need || !elem || n > SIZE_MAX / elem)
 		return -1;
 	p = realloc(*arr, n * elem);
 	if (!p)
@@ -35,4 +35,12 @@ int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem)
 	*arr = p;
 	*size = n;
 	return 0;
+}
+
+/* Room for element @count, the next of a list that grows one by one */
+int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem)
+{
+	if (count == SIZE_MAX)
+		return -1;
+	return e2cb_grow_to(arr, size, count + 1, elem);
 }

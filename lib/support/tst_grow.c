@@ -37,6 +37,20 @@ int main(void)
 	/* too big to count: refused, the array as it was */
 	CHECK(e2cb_grow((void **) &a, &size, size, SIZE_MAX / 4) == -1);
 	CHECK(a == before && size == 131072);
+	CHECK(e2cb_grow((void **) &a, &size, SIZE_MAX, 1) == -1);
+	free(a);
+	/* room for many at once: doubled until they fit */
+	a = NULL;
+	size = 0;
+	CHECK(e2cb_grow_to((void **) &a, &size, 0, sizeof(*a)) == 0 &&
+	      !a && !size);
+	CHECK(e2cb_grow_to((void **) &a, &size, 3, sizeof(*a)) == 0 &&
+	      size == 16);
+	CHECK(e2cb_grow_to((void **) &a, &size, 100, sizeof(*a)) == 0 &&
+	      size == 128);
+	a[99] = 1;
+	CHECK(e2cb_grow_to((void **) &a, &size, SIZE_MAX, 1) == -1 &&
+	      size == 128 && a[99] == 1);
 	free(a);
 	return tst_done("tst_grow");
 }
