@@ -3,9 +3,9 @@
  *
  * Hard links are found by inode number: backup keeps the path an inode
  * was first archived at, the reader a digest of it, extract the file it
- * made.  An open-addressing table, kept at most half full; it grows as
- * needed, and says so when memory runs out instead of losing an entry.
- * Only inodes with several names enter it, so it stays small.
+ * made.  An open-addressing table of 2^n slots, kept at most half full;
+ * it grows as needed, and says so when memory runs out instead of
+ * losing an entry.  The callers enter only inodes with several names.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -29,12 +29,26 @@ void e2cb_ino_map_init_paths(struct e2cb_ino_map *m)
 	m->paths = 1;
 }
 
-/* The slot of @ino, or the free slot where it would go */
+/*
+ * splitmix64's finalizer: inode numbers may be sequential, or (in a
+ * forged archive) chosen to collide in a table of a power-of-two size
+ */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* The slot of @key, or the free slot where it would go; @size is 2^n */
 static size_t slot_of(const uint32_t *ino, size_t size, uint32_t key)
 {
 	size_t i;
 
-	for (i = key % size; ino[i] && ino[i] != key; i = (i + 1) % size)
+	for (i = mix64(key) & (size - 1); ino[i] && ino[i] != key;
+	     i = (i + 1) & (size - 1))
 		;
 	return i;
 }
@@ -82,7 +96,8 @@ static errcode_t rehash(struct e2cb_ino_map *m)
 
 /*
  * The value of @ino in *@ret: a new one, zeroed, or the one @ino has
- * already (the first added wins; a caller that cares looks first).
+ * already, for the caller to keep or overwrite (e2cb_ino_map_find()
+ * first tells which).
  */
 errcode_t e2cb_ino_map_add(struct e2cb_ino_map *m, uint32_t ino, void **ret)
 {
