@@ -299,7 +299,7 @@ static int open_decompressor(struct e2cb_reader *r)
 	}
 	free(r->replay);
 	r->replay = NULL;
-	r->replay_len = r->replay_off = 0;
+	r->replay_len = r->replay_off = r->replay_size = 0;
 	return archive_read_next_header(r->dec, &raw);
 }
 
