@@ -33,7 +33,8 @@ int main(void)
 	CHECK(p.len == 0 && p.s[0] == 0);
 	/* deep: every push keeps what was there */
 	for (i = 0; i < 5000 && ok; i++)
-		if (e2cb_path_push(&p, "0123456789", 10) || p.len != i * 11 + 10)
+		if (e2cb_path_push(&p, "0123456789", 10) ||
+		    p.len != i * 11 + 10)
 			ok = 0;
 	CHECK(ok);
 	CHECK(p.s[p.len] == 0 && p.s[10] == '/' && p.s[p.len - 11] == '/');
