@@ -34,6 +34,7 @@ extern char *optarg;
 
 #include "debugfs.h"
 #include "ext2fs/ext4_crypt.h"
+#include "support/e2cb_support.h"
 
 #ifndef O_LARGEFILE
 #define O_LARGEFILE 0
@@ -44,29 +45,6 @@ extern char *optarg;
 /* blocks read at a time by dump_ciphertext */
 #define DUMP_CHUNK_BLOCKS	64
 
-static const char *mode_name(int mode)
-{
-	switch (mode) {
-	case FSCRYPT_MODE_AES_256_XTS:
-		return "AES-256-XTS";
-	case FSCRYPT_MODE_AES_256_CTS:
-		return "AES-256-CTS";
-	case FSCRYPT_MODE_AES_128_CBC:
-		return "AES-128-CBC-ESSIV";
-	case FSCRYPT_MODE_AES_128_CTS:
-		return "AES-128-CTS";
-	case FSCRYPT_MODE_SM4_XTS:
-		return "SM4-XTS";
-	case FSCRYPT_MODE_SM4_CTS:
-		return "SM4-CTS";
-	case FSCRYPT_MODE_ADIANTUM:
-		return "Adiantum";
-	case FSCRYPT_MODE_AES_256_HCTR2:
-		return "AES-256-HCTR2";
-	}
-	return "unknown";
-}
-
 static void print_hex(const void *buf, size_t len)
 {
 	const __u8 *p = buf;
@@ -75,28 +53,13 @@ static void print_hex(const void *buf, size_t len)
 		printf("%02x", *p++);
 }
 
-/* RFC 4648 base64url without padding, as e2cryptbak names entries */
-static void print_base64url(const __u8 *in, size_t len)
+/* A raw name (at most EXT2_NAME_LEN bytes) as e2cryptbak names entries */
+static void print_base64url(const struct ext4_encrypted_name *n)
 {
-	static const char tbl[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		"0123456789-_";
-	__u32 v;
-	size_t i;
+	char out[E2CB_B64_LEN(EXT2_NAME_LEN)];
 
-	for (i = 0; i + 3 <= len; i += 3) {
-		v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
-		printf("%c%c%c%c", tbl[v >> 18], tbl[(v >> 12) & 63],
-		       tbl[(v >> 6) & 63], tbl[v & 63]);
-	}
-	if (len - i == 1) {
-		v = in[i] << 16;
-		printf("%c%c", tbl[v >> 18], tbl[(v >> 12) & 63]);
-	} else if (len - i == 2) {
-		v = (in[i] << 16) | (in[i + 1] << 8);
-		printf("%c%c%c", tbl[v >> 18], tbl[(v >> 12) & 63],
-		       tbl[(v >> 6) & 63]);
-	}
+	printf("%.*s", (int) e2cb_b64url_encode(n->name, n->name_len, out),
+	       out);
 }
 
 static int hex_digit(char c)
@@ -237,7 +200,7 @@ static void print_context(const __u8 *c, size_t len)
 
 	printf("Encryption context: v%u, %zu bytes\n", c[0], len);
 	printf("Contents mode: %u (%s)   Filenames mode: %u (%s)\n",
-	       c[1], mode_name(c[1]), c[2], mode_name(c[2]));
+	       c[1], e2cb_mode_name(c[1]), c[2], e2cb_mode_name(c[2]));
 	printf("Flags: 0x%02x (padding %u%s%s%s)\n", flags,
 	       4U << (flags & FSCRYPT_POLICY_FLAGS_PAD_MASK),
 	       (flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY) ? ", direct_key" : "",
@@ -428,7 +391,7 @@ static void print_name(struct name_search *ns,
 	printf("Raw name: ");
 	print_hex(n->name, n->name_len);
 	printf("\nBase64url: ");
-	print_base64url(n->name, n->name_len);
+	print_base64url(n);
 	printf("\n");
 	if (n->has_hash)
 		printf("Casefold hash: 0x%08x   Minor hash: 0x%08x\n",
@@ -598,27 +561,6 @@ struct dump_state {
 	int write_errno;		/* writing the output */
 };
 
-static int write_all(int fd, const char *buf, size_t len, __u64 off,
-		     int seekable)
-{
-	ssize_t n;
-
-	while (len) {
-		if (seekable)
-			n = pwrite(fd, buf, len, off);
-		else
-			n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= n;
-		off += n;
-	}
-	return 0;
-}
-
 /*
  * Put @len bytes at @off.  Holes stay holes in a regular file; a pipe
  * gets them as zeros, since it cannot seek.
@@ -627,24 +569,28 @@ static int put_data(struct dump_state *ds, const char *buf, size_t len,
 		    __u64 off)
 {
 	static const char zero[4096];
+	errcode_t err;
 	size_t n;
 
-	errno = 0;
 	if (!ds->seekable) {
 		while (ds->pos < off) {
 			n = off - ds->pos < sizeof(zero) ?
 				off - ds->pos : sizeof(zero);
-			if (write_all(ds->fd, zero, n, 0, 0))
+			err = e2cb_write_all(ds->fd, zero, n, -1);
+			if (err)
 				goto fail;
 			ds->pos += n;
 		}
 	}
-	if (write_all(ds->fd, buf, len, off, ds->seekable))
+	err = e2cb_write_all(ds->fd, buf, len,
+			     ds->seekable ? (int64_t) off : -1);
+	if (err)
 		goto fail;
 	ds->pos = off + len;
 	return 0;
 fail:
-	ds->write_errno = errno ? errno : EIO;
+	/* a write that wrote nothing has no errno of its own */
+	ds->write_errno = err == EXT2_ET_SHORT_WRITE ? EIO : err;
 	return -1;
 }
 

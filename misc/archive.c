@@ -13,42 +13,10 @@
 #include <stdlib.h>
 #include "archive.h"
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v);
-	put16(p + 2, v >> 16);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, v);
-	put32(p + 4, v >> 32);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return p[0] | (p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return get16(p) | ((uint32_t) get16(p + 2) << 16);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return get32(p) | ((uint64_t) get32(p + 4) << 32);
-}
-
 void e2cb_seal(uint8_t *buf, size_t len_without_crc)
 {
-	put32(buf + len_without_crc, e2cb_crc32c(~0U, buf, len_without_crc));
+	e2cb_put_le32(buf + len_without_crc,
+		      e2cb_crc32c(~0U, buf, len_without_crc));
 }
 
 errcode_t e2cb_check_sealed(const void *buf, size_t len)
@@ -58,7 +26,7 @@ errcode_t e2cb_check_sealed(const void *buf, size_t len)
 	if (len < 4)
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	if (E2CB_CHECK_SUMS &&
-	    get32(p + len - 4) != e2cb_crc32c(~0U, p, len - 4))
+	    e2cb_get_le32(p + len - 4) != e2cb_crc32c(~0U, p, len - 4))
 		return EXT2_ET_CRYPT_BLOB_CSUM;
 	return 0;
 }
@@ -67,8 +35,8 @@ errcode_t e2cb_check_sealed(const void *buf, size_t len)
 static void put_preamble(uint8_t *p, const char *magic, uint16_t size)
 {
 	memcpy(p, magic, 4);
-	put16(p + 4, E2CB_FORMAT_VERSION);
-	put16(p + 6, size);
+	e2cb_put_le16(p + 4, E2CB_FORMAT_VERSION);
+	e2cb_put_le16(p + 6, size);
 }
 
 static errcode_t check_preamble(const uint8_t *p, size_t len,
@@ -77,10 +45,10 @@ static errcode_t check_preamble(const uint8_t *p, size_t len,
 	if (len < 8 || memcmp(p, magic, 4))
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	/* an unknown version only if the record is otherwise intact */
-	if (get16(p + 4) != E2CB_FORMAT_VERSION)
+	if (e2cb_get_le16(p + 4) != E2CB_FORMAT_VERSION)
 		return e2cb_check_sealed(p, len) ? EXT2_ET_CRYPT_BAD_BLOB :
 			EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION;
-	if (get16(p + 6) != size || len < size)
+	if (e2cb_get_le16(p + 6) != size || len < size)
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	return e2cb_check_sealed(p, len);
 }
@@ -94,27 +62,27 @@ size_t e2cb_encode_header(const struct e2cb_header *h, uint8_t *buf,
 		return 0;
 	memset(buf, 0, E2CB_HEADER_FIXED);
 	put_preamble(buf, E2CB_HEADER_MAGIC, E2CB_HEADER_FIXED);
-	put32(buf + 8, h->block_size);
+	e2cb_put_le32(buf + 8, h->block_size);
 	memcpy(buf + 12, h->uuid, 16);
-	put32(buf + 28, h->feature_compat);
-	put32(buf + 32, h->feature_incompat);
-	put32(buf + 36, h->feature_ro_compat);
+	e2cb_put_le32(buf + 28, h->feature_compat);
+	e2cb_put_le32(buf + 32, h->feature_incompat);
+	e2cb_put_le32(buf + 36, h->feature_ro_compat);
 	memcpy(buf + 40, h->hash_seed, 16);
 	buf[56] = h->def_hash_version;
 	memcpy(buf + 60, h->encrypt_pw_salt, 16);
-	put16(buf + 76, h->encoding);
-	put16(buf + 78, h->encoding_flags);
-	put32(buf + 80, h->inode_size);
-	put32(buf + 84, h->root_ino);
-	put64(buf + 88, h->created);
+	e2cb_put_le16(buf + 76, h->encoding);
+	e2cb_put_le16(buf + 78, h->encoding_flags);
+	e2cb_put_le32(buf + 80, h->inode_size);
+	e2cb_put_le32(buf + 84, h->root_ino);
+	e2cb_put_le64(buf + 88, h->created);
 	memcpy(buf + 96, h->tool_version,
 	       strnlen(h->tool_version, E2CB_TOOL_VERSION_LEN));
-	put16(buf + 128, h->source_path_len);
+	e2cb_put_le16(buf + 128, h->source_path_len);
 	buf[130] = h->journal_state;
-	put32(buf + 132, h->replay_transactions);
-	put32(buf + 136, h->replay_blocks);
-	put32(buf + 140, h->replay_fast_commits);
-	put32(buf + 144, h->replay_orphans);
+	e2cb_put_le32(buf + 132, h->replay_transactions);
+	e2cb_put_le32(buf + 136, h->replay_blocks);
+	e2cb_put_le32(buf + 140, h->replay_fast_commits);
+	e2cb_put_le32(buf + 144, h->replay_orphans);
 	memcpy(buf + E2CB_HEADER_FIXED, h->source_path, h->source_path_len);
 	e2cb_seal(buf, len);
 	return len + 4;
@@ -129,38 +97,38 @@ errcode_t e2cb_decode_header(const void *buf, size_t len,
 	/* the version first: a newer format may have another size */
 	if (len < 8 || memcmp(p, E2CB_HEADER_MAGIC, 4))
 		return EXT2_ET_CRYPT_BAD_BLOB;
-	if (get16(p + 4) != E2CB_FORMAT_VERSION &&
+	if (e2cb_get_le16(p + 4) != E2CB_FORMAT_VERSION &&
 	    e2cb_check_sealed(p, len) == 0)
 		return EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION;
 	if (len < E2CB_HEADER_FIXED + 4 ||
-	    len != E2CB_HEADER_FIXED + 4 + get16(p + 128) ||
-	    get16(p + 128) > sizeof(h->source_path))
+	    len != E2CB_HEADER_FIXED + 4 + e2cb_get_le16(p + 128) ||
+	    e2cb_get_le16(p + 128) > sizeof(h->source_path))
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	retval = check_preamble(p, len, E2CB_HEADER_MAGIC, E2CB_HEADER_FIXED);
 	if (retval)
 		return retval;
 	memset(h, 0, sizeof(*h));
-	h->version = get16(p + 4);
-	h->block_size = get32(p + 8);
+	h->version = e2cb_get_le16(p + 4);
+	h->block_size = e2cb_get_le32(p + 8);
 	memcpy(h->uuid, p + 12, 16);
-	h->feature_compat = get32(p + 28);
-	h->feature_incompat = get32(p + 32);
-	h->feature_ro_compat = get32(p + 36);
+	h->feature_compat = e2cb_get_le32(p + 28);
+	h->feature_incompat = e2cb_get_le32(p + 32);
+	h->feature_ro_compat = e2cb_get_le32(p + 36);
 	memcpy(h->hash_seed, p + 40, 16);
 	h->def_hash_version = p[56];
 	memcpy(h->encrypt_pw_salt, p + 60, 16);
-	h->encoding = get16(p + 76);
-	h->encoding_flags = get16(p + 78);
-	h->inode_size = get32(p + 80);
-	h->root_ino = get32(p + 84);
-	h->created = (int64_t) get64(p + 88);
+	h->encoding = e2cb_get_le16(p + 76);
+	h->encoding_flags = e2cb_get_le16(p + 78);
+	h->inode_size = e2cb_get_le32(p + 80);
+	h->root_ino = e2cb_get_le32(p + 84);
+	h->created = (int64_t) e2cb_get_le64(p + 88);
 	memcpy(h->tool_version, p + 96, E2CB_TOOL_VERSION_LEN);
-	h->source_path_len = get16(p + 128);
+	h->source_path_len = e2cb_get_le16(p + 128);
 	h->journal_state = p[130];
-	h->replay_transactions = get32(p + 132);
-	h->replay_blocks = get32(p + 136);
-	h->replay_fast_commits = get32(p + 140);
-	h->replay_orphans = get32(p + 144);
+	h->replay_transactions = e2cb_get_le32(p + 132);
+	h->replay_blocks = e2cb_get_le32(p + 136);
+	h->replay_fast_commits = e2cb_get_le32(p + 140);
+	h->replay_orphans = e2cb_get_le32(p + 144);
 	memcpy(h->source_path, p + E2CB_HEADER_FIXED, h->source_path_len);
 	if (h->block_size < 1024 || h->block_size > 65536 ||
 	    (h->block_size & (h->block_size - 1)))
@@ -170,42 +138,42 @@ errcode_t e2cb_decode_header(const void *buf, size_t len,
 
 static void put_time(uint8_t *p, const struct e2cb_time *t)
 {
-	put64(p, (uint64_t) t->sec);
-	put32(p + 8, t->nsec);
+	e2cb_put_le64(p, (uint64_t) t->sec);
+	e2cb_put_le32(p + 8, t->nsec);
 }
 
 static void get_time(const uint8_t *p, struct e2cb_time *t)
 {
-	t->sec = (int64_t) get64(p);
-	t->nsec = get32(p + 8);
+	t->sec = (int64_t) e2cb_get_le64(p);
+	t->nsec = e2cb_get_le32(p + 8);
 }
 
 size_t e2cb_encode_inode(const struct e2cb_inode_rec *r, uint8_t *buf)
 {
 	memset(buf, 0, E2CB_INODE_REC_SIZE);
 	put_preamble(buf, E2CB_INODE_MAGIC, E2CB_INODE_REC_SIZE);
-	put32(buf + 8, r->seq);
-	put32(buf + 12, r->ino);
-	put32(buf + 16, r->mode);
-	put32(buf + 20, r->uid);
-	put32(buf + 24, r->gid);
-	put32(buf + 28, r->links_count);
-	put64(buf + 32, r->size);
-	put32(buf + 40, r->iflags);
-	put32(buf + 44, r->projid);
-	put32(buf + 48, r->generation);
-	put32(buf + 52, r->rdev_major);
-	put32(buf + 56, r->rdev_minor);
+	e2cb_put_le32(buf + 8, r->seq);
+	e2cb_put_le32(buf + 12, r->ino);
+	e2cb_put_le32(buf + 16, r->mode);
+	e2cb_put_le32(buf + 20, r->uid);
+	e2cb_put_le32(buf + 24, r->gid);
+	e2cb_put_le32(buf + 28, r->links_count);
+	e2cb_put_le64(buf + 32, r->size);
+	e2cb_put_le32(buf + 40, r->iflags);
+	e2cb_put_le32(buf + 44, r->projid);
+	e2cb_put_le32(buf + 48, r->generation);
+	e2cb_put_le32(buf + 52, r->rdev_major);
+	e2cb_put_le32(buf + 56, r->rdev_minor);
 	put_time(buf + 60, &r->atime);
 	put_time(buf + 72, &r->mtime);
 	put_time(buf + 84, &r->ctime);
 	put_time(buf + 96, &r->crtime);
-	put32(buf + 108, r->rflags);
-	put32(buf + 112, r->dirent_hash);
-	put32(buf + 116, r->dirent_minor_hash);
-	put64(buf + 120, r->prev_data_bytes);
-	put32(buf + 128, r->prev_data_crc);
-	put32(buf + 132, r->path_crc);
+	e2cb_put_le32(buf + 108, r->rflags);
+	e2cb_put_le32(buf + 112, r->dirent_hash);
+	e2cb_put_le32(buf + 116, r->dirent_minor_hash);
+	e2cb_put_le64(buf + 120, r->prev_data_bytes);
+	e2cb_put_le32(buf + 128, r->prev_data_crc);
+	e2cb_put_le32(buf + 132, r->path_crc);
 	e2cb_seal(buf, E2CB_INODE_REC_SIZE - 4);
 	return E2CB_INODE_REC_SIZE;
 }
@@ -222,28 +190,28 @@ errcode_t e2cb_decode_inode(const void *buf, size_t len,
 				E2CB_INODE_REC_SIZE);
 	if (retval)
 		return retval;
-	r->seq = get32(p + 8);
-	r->ino = get32(p + 12);
-	r->mode = get32(p + 16);
-	r->uid = get32(p + 20);
-	r->gid = get32(p + 24);
-	r->links_count = get32(p + 28);
-	r->size = get64(p + 32);
-	r->iflags = get32(p + 40);
-	r->projid = get32(p + 44);
-	r->generation = get32(p + 48);
-	r->rdev_major = get32(p + 52);
-	r->rdev_minor = get32(p + 56);
+	r->seq = e2cb_get_le32(p + 8);
+	r->ino = e2cb_get_le32(p + 12);
+	r->mode = e2cb_get_le32(p + 16);
+	r->uid = e2cb_get_le32(p + 20);
+	r->gid = e2cb_get_le32(p + 24);
+	r->links_count = e2cb_get_le32(p + 28);
+	r->size = e2cb_get_le64(p + 32);
+	r->iflags = e2cb_get_le32(p + 40);
+	r->projid = e2cb_get_le32(p + 44);
+	r->generation = e2cb_get_le32(p + 48);
+	r->rdev_major = e2cb_get_le32(p + 52);
+	r->rdev_minor = e2cb_get_le32(p + 56);
 	get_time(p + 60, &r->atime);
 	get_time(p + 72, &r->mtime);
 	get_time(p + 84, &r->ctime);
 	get_time(p + 96, &r->crtime);
-	r->rflags = get32(p + 108);
-	r->dirent_hash = get32(p + 112);
-	r->dirent_minor_hash = get32(p + 116);
-	r->prev_data_bytes = get64(p + 120);
-	r->prev_data_crc = get32(p + 128);
-	r->path_crc = get32(p + 132);
+	r->rflags = e2cb_get_le32(p + 108);
+	r->dirent_hash = e2cb_get_le32(p + 112);
+	r->dirent_minor_hash = e2cb_get_le32(p + 116);
+	r->prev_data_bytes = e2cb_get_le64(p + 120);
+	r->prev_data_crc = e2cb_get_le32(p + 128);
+	r->path_crc = e2cb_get_le32(p + 132);
 	if (r->rflags & ~E2CB_IF_KNOWN)
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	return 0;
@@ -253,15 +221,15 @@ size_t e2cb_encode_trailer(const struct e2cb_trailer *t, uint8_t *buf)
 {
 	memset(buf, 0, E2CB_TRAILER_REC_SIZE);
 	put_preamble(buf, E2CB_TRAILER_MAGIC, E2CB_TRAILER_REC_SIZE);
-	put32(buf + 8, t->seq);
-	put32(buf + 12, t->tflags);
-	put64(buf + 16, t->prev_data_bytes);
-	put32(buf + 24, t->prev_data_crc);
-	put64(buf + 32, t->entries);
-	put64(buf + 40, t->inodes);
-	put64(buf + 48, t->encrypted);
-	put64(buf + 56, t->data_bytes);
-	put64(buf + 64, t->skipped);
+	e2cb_put_le32(buf + 8, t->seq);
+	e2cb_put_le32(buf + 12, t->tflags);
+	e2cb_put_le64(buf + 16, t->prev_data_bytes);
+	e2cb_put_le32(buf + 24, t->prev_data_crc);
+	e2cb_put_le64(buf + 32, t->entries);
+	e2cb_put_le64(buf + 40, t->inodes);
+	e2cb_put_le64(buf + 48, t->encrypted);
+	e2cb_put_le64(buf + 56, t->data_bytes);
+	e2cb_put_le64(buf + 64, t->skipped);
 	e2cb_seal(buf, E2CB_TRAILER_REC_SIZE - 4);
 	return E2CB_TRAILER_REC_SIZE;
 }
@@ -278,15 +246,15 @@ errcode_t e2cb_decode_trailer(const void *buf, size_t len,
 				E2CB_TRAILER_REC_SIZE);
 	if (retval)
 		return retval;
-	t->seq = get32(p + 8);
-	t->tflags = get32(p + 12);
-	t->prev_data_bytes = get64(p + 16);
-	t->prev_data_crc = get32(p + 24);
-	t->entries = get64(p + 32);
-	t->inodes = get64(p + 40);
-	t->encrypted = get64(p + 48);
-	t->data_bytes = get64(p + 56);
-	t->skipped = get64(p + 64);
+	t->seq = e2cb_get_le32(p + 8);
+	t->tflags = e2cb_get_le32(p + 12);
+	t->prev_data_bytes = e2cb_get_le64(p + 16);
+	t->prev_data_crc = e2cb_get_le32(p + 24);
+	t->entries = e2cb_get_le64(p + 32);
+	t->inodes = e2cb_get_le64(p + 40);
+	t->encrypted = e2cb_get_le64(p + 48);
+	t->data_bytes = e2cb_get_le64(p + 56);
+	t->skipped = e2cb_get_le64(p + 64);
 	return 0;
 }
 
@@ -302,8 +270,8 @@ static void sum_close_region(struct e2cb_data_sum *s)
 
 	if (!s->in_region)
 		return;
-	put64(ext, s->region_start);
-	put64(ext + 8, s->region_len);
+	e2cb_put_le64(ext, s->region_start);
+	e2cb_put_le64(ext + 8, s->region_len);
 	s->crc = e2cb_crc32c(s->crc, ext, sizeof(ext));
 	s->in_region = 0;
 }
@@ -352,78 +320,6 @@ uint32_t e2cb_sum_final(struct e2cb_data_sum *s)
 	return s->crc;
 }
 
-static const char b64url[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-size_t e2cb_b64url_encode(const uint8_t *in, size_t len, char *out)
-{
-	size_t i, o = 0;
-	uint32_t v;
-
-	for (i = 0; i + 2 < len; i += 3) {
-		v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
-		out[o++] = b64url[(v >> 18) & 63];
-		out[o++] = b64url[(v >> 12) & 63];
-		out[o++] = b64url[(v >> 6) & 63];
-		out[o++] = b64url[v & 63];
-	}
-	if (len - i == 1) {
-		v = in[i] << 16;
-		out[o++] = b64url[(v >> 18) & 63];
-		out[o++] = b64url[(v >> 12) & 63];
-	} else if (len - i == 2) {
-		v = (in[i] << 16) | (in[i + 1] << 8);
-		out[o++] = b64url[(v >> 18) & 63];
-		out[o++] = b64url[(v >> 12) & 63];
-		out[o++] = b64url[(v >> 6) & 63];
-	}
-	return o;
-}
-
-static int b64url_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
-}
-
-/* Strict: rejects padding, stray characters and non-canonical tails. */
-int e2cb_b64url_decode(const char *in, size_t len, uint8_t *out,
-		       size_t outsize, size_t *outlen)
-{
-	uint32_t acc = 0;
-	size_t i, o = 0;
-	int bits = 0, v;
-
-	if (len % 4 == 1)
-		return -1;
-	for (i = 0; i < len; i++) {
-		v = b64url_value(in[i]);
-		if (v < 0)
-			return -1;
-		acc = (acc << 6) | v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= outsize)
-				return -1;
-			out[o++] = acc >> bits;
-		}
-	}
-	if (acc & ((1U << bits) - 1))
-		return -1;
-	*outlen = o;
-	return 0;
-}
-
 /* Linux names of the ext4 xattr name indexes (fs/ext4/xattr.c) */
 const char *e2cb_xattr_prefix(int index)
 {
@@ -448,19 +344,12 @@ errcode_t e2cb_xattr_buf_add(struct e2cb_xattr_buf *xb, int index,
 
 	if (name_len > 255 || index < 0 || index > 255)
 		return EXT2_ET_CRYPT_BAD_EA;
-	if (need > xb->size) {
-		size_t size = need * 2;
-
-		p = realloc(xb->buf, size);
-		if (!p)
-			return EXT2_ET_NO_MEMORY;
-		xb->buf = p;
-		xb->size = size;
-	}
+	if (e2cb_grow_to((void **) &xb->buf, &xb->size, need, 1))
+		return EXT2_ET_NO_MEMORY;
 	p = xb->buf + xb->len;
 	p[0] = index;
 	p[1] = name_len;
-	put32(p + 2, value_len);
+	e2cb_put_le32(p + 2, value_len);
 	memcpy(p + 6, name, name_len);
 	memcpy(p + 6 + name_len, value, value_len);
 	xb->len += 6 + name_len + value_len;
@@ -482,7 +371,7 @@ errcode_t e2cb_xattr_rec_iterate(const void *rec, size_t len,
 	while (p < end) {
 		if (end - p < 6)
 			return EXT2_ET_CRYPT_BAD_BLOB;
-		vlen = get32(p + 2);
+		vlen = e2cb_get_le32(p + 2);
 		if ((size_t) (end - p - 6) < p[1] ||
 		    (size_t) (end - p - 6 - p[1]) < vlen)
 			return EXT2_ET_CRYPT_BAD_BLOB;

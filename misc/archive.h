@@ -17,6 +17,7 @@
 #include <archive_entry.h>
 #include <ext2fs/ext2fs.h>
 #include "ext2fs/ext4_crypt.h"
+#include "support/e2cb_support.h"
 
 #define E2CB_FORMAT_VERSION	1
 
@@ -163,11 +164,6 @@ extern errcode_t e2cb_decode_trailer(const void *buf, size_t len,
 extern errcode_t e2cb_check_sealed(const void *buf, size_t len);
 extern void e2cb_seal(uint8_t *buf, size_t len_without_crc);
 
-/* base64url (RFC 4648 section 5) without padding */
-extern size_t e2cb_b64url_encode(const uint8_t *in, size_t len, char *out);
-extern int e2cb_b64url_decode(const char *in, size_t len, uint8_t *out,
-			      size_t outsize, size_t *outlen);
-#define E2CB_B64_LEN(n)	(((n) * 4 + 2) / 3)
 
 /* xattr record: { u8 index, u8 name_len, le32 value_len, name, value }* */
 struct e2cb_xattr_buf {

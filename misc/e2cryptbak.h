@@ -177,8 +177,6 @@ extern errcode_t e2cb_resolve_path(ext2_filsys fs, const char *path,
 extern errcode_t e2cb_resolve_name(ext2_filsys fs, const char *path,
 				   ext2_ino_t *ret, ext2_ino_t *dir,
 				   struct ext4_encrypted_name *name);
-extern int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem);
-extern const char *e2cb_mode_name(int mode);
 extern void e2cb_uuid_string(const uint8_t *uuid, char *out);
 #define E2CB_SALT_STRLEN	35
 extern int e2cb_salt_string(const uint8_t *salt, char *out);

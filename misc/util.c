@@ -214,21 +214,6 @@ void e2cb_inode_rdev(const struct ext2_inode *inode, uint32_t *major,
 	}
 }
 
-const char *e2cb_mode_name(int mode)
-{
-	switch (mode) {
-	case FSCRYPT_MODE_AES_256_XTS: return "AES-256-XTS";
-	case FSCRYPT_MODE_AES_256_CTS: return "AES-256-CTS";
-	case FSCRYPT_MODE_AES_128_CBC: return "AES-128-CBC-ESSIV";
-	case FSCRYPT_MODE_AES_128_CTS: return "AES-128-CTS";
-	case FSCRYPT_MODE_SM4_XTS: return "SM4-XTS";
-	case FSCRYPT_MODE_SM4_CTS: return "SM4-CTS";
-	case FSCRYPT_MODE_ADIANTUM: return "Adiantum";
-	case FSCRYPT_MODE_AES_256_HCTR2: return "AES-256-HCTR2";
-	}
-	return "unknown";
-}
-
 static void hex(const uint8_t *p, size_t n, char *out)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -467,23 +452,6 @@ errcode_t e2cb_resolve_name(ext2_filsys fs, const char *path,
 		p = end;
 	}
 	*ret = ino;
-	return 0;
-}
-
-/* Make room in *@arr (of *@size elements) for element @count. */
-int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem)
-{
-	void *p;
-	size_t n;
-
-	if (count < *size)
-		return 0;
-	n = *size ? *size * 2 : 16;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*size = n;
 	return 0;
 }
 

@@ -1,0 +1,74 @@
+/*
+ * e2cb_support.h --- e2cryptbak's shared helpers (lib/support)
+ *
+ * What every source and sink of e2cryptbak needs and none owns: the
+ * inode map, the path buffer, growable arrays, base64url, full reads
+ * and writes, little-endian fields and the names of the fscrypt modes.
+ * Each has a file of its own here and a tst_ program.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#ifndef E2CB_SUPPORT_H
+#define E2CB_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ext2fs/ext2fs.h>
+#include "e2cb_le.h"
+
+/* ino_map.c: inode number (never 0) -> a value of fixed size */
+struct e2cb_ino_map {
+	uint32_t *ino;			/* 0: a free slot */
+	uint8_t *val;			/* size slots of val_size bytes */
+	size_t val_size;
+	size_t count, size;
+	int paths;			/* values are char *, ours to free */
+};
+
+extern void e2cb_ino_map_init(struct e2cb_ino_map *m, size_t val_size);
+extern void e2cb_ino_map_init_paths(struct e2cb_ino_map *m);
+extern void *e2cb_ino_map_find(const struct e2cb_ino_map *m, uint32_t ino);
+extern errcode_t e2cb_ino_map_add(struct e2cb_ino_map *m, uint32_t ino,
+				  void **ret);
+extern errcode_t e2cb_ino_map_add_path(struct e2cb_ino_map *m, uint32_t ino,
+				       const char *path, size_t len);
+extern const char *e2cb_ino_map_path(const struct e2cb_ino_map *m,
+				     uint32_t ino);
+extern void *e2cb_ino_map_next(const struct e2cb_ino_map *m, size_t *pos,
+			       uint32_t *ino);
+extern void e2cb_ino_map_free(struct e2cb_ino_map *m);
+
+/* path_buf.c: a path built a component at a time, cut back to a length */
+struct e2cb_path_buf {
+	char *s;			/* NUL terminated; NULL while empty */
+	size_t len, size;
+};
+
+extern errcode_t e2cb_path_push(struct e2cb_path_buf *p, const void *comp,
+				size_t len);
+extern void e2cb_path_cut(struct e2cb_path_buf *p, size_t len);
+extern errcode_t e2cb_path_set(struct e2cb_path_buf *p, const void *s,
+			       size_t len);
+extern void e2cb_path_free(struct e2cb_path_buf *p);
+
+/* grow.c: room in *@arr (of *@size elements) for @need, or element @count */
+extern int e2cb_grow_to(void **arr, size_t *size, size_t need, size_t elem);
+extern int e2cb_grow(void **arr, size_t *size, size_t count, size_t elem);
+
+/* b64url.c: base64url (RFC 4648 section 5) without padding */
+extern size_t e2cb_b64url_encode(const uint8_t *in, size_t len, char *out);
+extern int e2cb_b64url_decode(const char *in, size_t len, uint8_t *out,
+			      size_t outsize, size_t *outlen);
+#define E2CB_B64_LEN(n)	(((n) * 4 + 2) / 3)
+
+/* io_all.c: all of a write or read, or an errno (or EXT2_ET_SHORT_*) */
+extern errcode_t e2cb_write_all(int fd, const void *buf, size_t len,
+				int64_t off);
+extern errcode_t e2cb_pread_all(int fd, void *buf, size_t len, uint64_t pos);
+
+/* mode_name.c: the name of an fscrypt contents or filenames mode */
+extern const char *e2cb_mode_name(int mode);
+
+#endif /* E2CB_SUPPORT_H */
