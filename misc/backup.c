@@ -34,98 +34,6 @@ struct child_list {
 	errcode_t retval;
 };
 
-/* Linear probing table; only inodes with several names enter it. */
-static const char *link_lookup(struct link_table *t, ext2_ino_t ino)
-{
-	size_t i;
-
-	if (!t->size)
-		return NULL;
-	for (i = ino % t->size; t->ino[i]; i = (i + 1) % t->size)
-		if (t->ino[i] == ino)
-			return t->path[i];
-	return NULL;
-}
-
-static errcode_t link_insert(struct link_table *t, ext2_ino_t ino,
-			     const char *path)
-{
-	size_t i;
-
-	if ((t->count + 1) * 2 > t->size) {
-		struct link_table n;
-		size_t j;
-
-		n.size = t->size ? t->size * 2 : 64;
-		n.count = 0;
-		n.ino = calloc(n.size, sizeof(*n.ino));
-		n.path = calloc(n.size, sizeof(*n.path));
-		if (!n.ino || !n.path) {
-			free(n.ino);
-			free(n.path);
-			return EXT2_ET_NO_MEMORY;
-		}
-		for (j = 0; j < t->size; j++) {
-			if (!t->ino[j])
-				continue;
-			for (i = t->ino[j] % n.size; n.ino[i];
-			     i = (i + 1) % n.size)
-				;
-			n.ino[i] = t->ino[j];
-			n.path[i] = t->path[j];
-			n.count++;
-		}
-		free(t->ino);
-		free(t->path);
-		*t = n;
-	}
-	for (i = ino % t->size; t->ino[i]; i = (i + 1) % t->size)
-		;
-	t->path[i] = strdup(path);
-	if (!t->path[i])
-		return EXT2_ET_NO_MEMORY;
-	t->ino[i] = ino;
-	t->count++;
-	return 0;
-}
-
-static void link_free(struct link_table *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->size; i++)
-		free(t->path[i]);
-	free(t->ino);
-	free(t->path);
-}
-
-static errcode_t path_push(struct backup *b, const char *comp, size_t len)
-{
-	size_t need = b->path_len + 1 + len + 1;
-	char *p;
-
-	if (need > b->path_size) {
-		p = realloc(b->path, need * 2);
-		if (!p)
-			return EXT2_ET_NO_MEMORY;
-		b->path = p;
-		b->path_size = need * 2;
-	}
-	if (b->path_len)
-		b->path[b->path_len++] = '/';
-	memcpy(b->path + b->path_len, comp, len);
-	b->path_len += len;
-	b->path[b->path_len] = 0;
-	return 0;
-}
-
-static void path_pop(struct backup *b, size_t old_len)
-{
-	b->path_len = old_len;
-	if (b->path)
-		b->path[old_len] = 0;
-}
-
 static void show_progress(struct backup *b, int done)
 {
 	time_t now;
@@ -271,7 +179,7 @@ static errcode_t write_inode(struct backup *b, ext2_ino_t ino,
 	if (fatal)
 		return fatal;
 	if (multi)
-		first = link_lookup(&b->links, ino);
+		first = e2cb_ino_map_path(&b->links, ino);
 	if (first) {
 		/* a further name: tar hard link, data stays at the first */
 		e2cb_writer_hardlink(b->w, first);
@@ -293,7 +201,8 @@ static errcode_t write_inode(struct backup *b, ext2_ino_t ino,
 		goto out;
 	}
 	if (multi) {
-		fatal = link_insert(&b->links, ino, entry_path(b));
+		fatal = e2cb_ino_map_add_path(&b->links, ino, entry_path(b),
+					      strlen(entry_path(b)));
 		if (fatal)
 			goto out;
 	}
@@ -435,12 +344,12 @@ static errcode_t push_child_path(struct backup *b, const struct child *c,
 
 	if (parent_enc) {
 		len = e2cb_b64url_encode(c->name.name, c->name.name_len, comp);
-		return path_push(b, comp, len);
+		return e2cb_path_push(&b->path, comp, len);
 	}
 	if (memchr(c->name.name, '/', c->name.name_len) ||
 	    memchr(c->name.name, 0, c->name.name_len))
 		return EXT2_ET_DIR_CORRUPTED;
-	return path_push(b, (const char *) c->name.name, c->name.name_len);
+	return e2cb_path_push(&b->path, c->name.name, c->name.name_len);
 }
 
 /* Whether @c is the one name a backup of a non-directory archives */
@@ -462,7 +371,7 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 {
 	struct child_list cl;
 	int parent_enc = !!(dir_inode->i_flags & EXT4_ENCRYPT_FL);
-	size_t i, old_len = b->path_len, ra_next = 0, ra_from = 0;
+	size_t i, old_len = b->path.len, ra_next = 0, ra_from = 0;
 	errcode_t retval = 0;
 
 	if (ext2fs_fast_test_inode_bitmap2(b->dirs_seen, dir)) {
@@ -525,7 +434,7 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		}
 		retval = backup_one(b, cl.c[i].ino, &cl.c[i], parent_enc,
 				    depth);
-		path_pop(b, old_len);
+		e2cb_path_cut(&b->path, old_len);
 	}
 	free(cl.c);
 	return retval;
@@ -717,8 +626,8 @@ static void backup_free(struct backup *b)
 	e2cb_readahead_stop(b->ra);
 	if (b->dirs_seen)
 		ext2fs_free_inode_bitmap(b->dirs_seen);
-	link_free(&b->links);
-	free(b->path);
+	e2cb_ino_map_free(&b->links);
+	e2cb_path_free(&b->path);
 	if (b->fs)
 		ext2fs_close_free(&b->fs);
 }
@@ -750,6 +659,7 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 	int ok;
 
 	memset(&b, 0, sizeof(b));
+	e2cb_ino_map_init_paths(&b.links);
 	b.progress = opts->progress;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (e2cb_open_source(opts->device, opts->stale, &b.replay, &b.fs))

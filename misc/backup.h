@@ -14,20 +14,13 @@
 
 #define IOBUF_SIZE	E2CB_WRITER_BUF
 
-/* Hard-linked inodes seen so far: inode number -> first path */
-struct link_table {
-	ext2_ino_t *ino;
-	char **path;
-	size_t count, size;
-};
-
 /* The walk of the image; the archive is the writer's */
 struct backup {
 	ext2_filsys fs;
 	struct ext2fs_replay_stats replay;	/* what opening it replayed */
 	struct e2cb_writer *w;
 	ext2fs_inode_bitmap dirs_seen;
-	struct link_table links;
+	struct e2cb_ino_map links;	/* hard-linked inode -> first path */
 	uint64_t entries, inodes, encrypted, data_bytes, skipped;
 	uint64_t inodes_total;
 	char *iobuf;			/* where the entry's data is read */
@@ -35,8 +28,7 @@ struct backup {
 	char why[96];			/* what failed, for skip_entry() */
 	int progress;
 	time_t last_progress;
-	char *path;
-	size_t path_len, path_size;
+	struct e2cb_path_buf path;
 	/* PATH names a non-directory: the root holds this one name */
 	ext2_ino_t only_ino;
 	struct ext4_encrypted_name only_name;	/* name_len 0: any name */
@@ -64,7 +56,7 @@ struct region_list {
  */
 static inline const char *entry_path(const struct backup *b)
 {
-	return b->path_len ? b->path : ".";
+	return b->path.len ? b->path.s : ".";
 }
 
 /* backup_inode.c: what an inode holds, read out of the image */

@@ -48,18 +48,12 @@ static errcode_t emit_output(void *priv, uint8_t *buf, size_t len,
 			     uint64_t off EXT2FS_ATTR((unused)))
 {
 	struct e2cb_outfile *o = priv;
-	ssize_t n;
+	errcode_t err;
 
-	while (len) {
-		n = write(o->fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno;
-		buf += n;
-		len -= n;
-		o->bytes += n;
-	}
+	err = e2cb_write_all(o->fd, buf, len, -1);
+	if (err)
+		return err;
+	o->bytes += len;
 	if (o->is_file && o->bytes - o->synced >= WRITEBACK_BYTES) {
 		sync_file_range(o->fd, o->synced, o->bytes - o->synced,
 				SYNC_FILE_RANGE_WRITE);
