@@ -115,13 +115,7 @@ struct plan {
 					 * do not fit, refused */
 };
 
-/*
- * A regular file's data goes to disk a stage at a time: whole blocks,
- * allocated as one range, mapped as one extent (grown while the range
- * stays contiguous) and written with one call.  ext2fs_file_write()
- * would allocate, map (writing the inode or extent block with its
- * checksum) and write each block on its own.
- */
+/* A regular file's data goes to disk a stage at a time (fill_extents.c) */
 #define FILL_STAGE_SIZE	(1U << 20)
 
 /* The seconds an inode holds: ext4's s_time_min and s_time_max */
@@ -132,13 +126,10 @@ struct plan {
 struct fill {
 	ext2_ino_t ino;
 	struct ext2_inode_large *inode;
-	ext2_extent_handle_t handle;	/* NULL: by ext2fs_file_write */
+	struct ext2fs_extent_fill *stager;	/* NULL: none could be had */
+	int staging;			/* else by ext2fs_file_write */
 	ext2_file_t file;
-	char *buf;			/* FILL_STAGE_SIZE bytes */
-	blk64_t lblk;			/* file block of buf[0] */
-	size_t len;			/* bytes of buf staged, from buf[0] */
 	uint64_t end;			/* end of the data so far */
-	struct ext2fs_extent last;	/* the last extent, once e_len */
 	char *small;			/* a small file's data, read whole */
 	size_t small_end, small_covered;	/* where it ends, its bytes */
 	int small_pending;		/* read, not inlined: fill from it */
@@ -1536,52 +1527,6 @@ static void set_rdev(struct ext2_inode_large *inode, uint32_t major,
 	}
 }
 
-/* Where ext2fs_file_write() would only map blocks: extents, no clusters */
-static int can_stage(ext2_filsys fs, struct ext2_inode_large *inode)
-{
-	return (inode->i_flags & EXT4_EXTENTS_FL) &&
-	       !(inode->i_flags & EXT4_INLINE_DATA_FL) &&
-	       EXT2FS_CLUSTER_RATIO(fs) == 1 &&
-	       FILL_STAGE_SIZE % fs->blocksize == 0;
-}
-
-/* Map @len blocks at @pblk to file block @lblk, after the last extent */
-static errcode_t append_extent(struct fill *f, blk64_t lblk, blk64_t pblk,
-			       blk64_t len)
-{
-	struct ext2fs_extent *x = &f->last, ex;
-	errcode_t retval;
-	int op = 0;
-
-	if (x->e_len && x->e_lblk + x->e_len == lblk &&
-	    x->e_pblk + x->e_len == pblk &&
-	    x->e_len + len <= EXT_INIT_MAX_LEN) {
-		retval = ext2fs_extent_goto(f->handle, x->e_lblk);
-		if (retval)
-			return retval;
-		ex = *x;
-		ex.e_len += len;
-		retval = ext2fs_extent_replace(f->handle, 0, &ex);
-	} else {
-		if (x->e_len) {
-			retval = ext2fs_extent_goto(f->handle, x->e_lblk);
-			if (retval)
-				return retval;
-			op = EXT2_EXTENT_INSERT_AFTER;
-		}
-		ex.e_lblk = lblk;
-		ex.e_pblk = pblk;
-		ex.e_len = len;
-		ex.e_flags = 0;
-		retval = ext2fs_extent_insert(f->handle, op, &ex);
-	}
-	if (!retval)
-		retval = ext2fs_extent_fix_parents(f->handle);
-	if (!retval)
-		*x = ex;
-	return retval;
-}
-
 static void take_range(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
 {
 	struct taken *t = fs->priv_data;
@@ -1607,94 +1552,6 @@ static void take_block(ext2_filsys fs, blk64_t blk, int inuse)
 	take_range(fs, blk, 1, inuse);
 }
 
-/* Give @count fresh blocks from file block @lblk on the contents of @buf */
-static errcode_t write_new_blocks(ext2_filsys fs, struct fill *f,
-				  blk64_t lblk, blk64_t count, const char *buf)
-{
-	blk64_t goal, pblk, plen;
-	errcode_t retval;
-
-	if (lblk + count > EXT_MAX_EXTENT_LBLK)
-		return EXT2_ET_FILE_TOO_BIG;
-	while (count) {
-		goal = f->last.e_len ? f->last.e_pblk + f->last.e_len :
-		       ext2fs_find_inode_goal(fs, f->ino,
-				(struct ext2_inode *) f->inode, lblk);
-		retval = ext2fs_new_range(fs, 0, goal, count, NULL, &pblk,
-					  &plen);
-		if (retval)
-			return retval;
-		ext2fs_block_alloc_stats_range(fs, pblk, plen, +1);
-		take_range(fs, pblk, plen, +1);
-		/* discard_inode takes them back should anything fail */
-		retval = ext2fs_iblk_add_blocks(fs,
-				(struct ext2_inode *) f->inode, plen);
-		if (!retval)
-			retval = append_extent(f, lblk, pblk, plen);
-		if (!retval)
-			retval = io_channel_write_blk64(fs->io, pblk, plen,
-							buf);
-		if (retval)
-			return retval;
-		lblk += plen;
-		count -= plen;
-		buf += plen * fs->blocksize;
-	}
-	return 0;
-}
-
-/* The staged blocks to disk; a partial last block is padded with zeros */
-static errcode_t flush_stage(ext2_filsys fs, struct fill *f)
-{
-	size_t bs = fs->blocksize;
-	size_t nblk = (f->len + bs - 1) / bs;
-
-	if (!f->len)
-		return 0;
-	memset(f->buf + f->len, 0, nblk * bs - f->len);
-	f->len = 0;
-	return write_new_blocks(fs, f, f->lblk, nblk, f->buf);
-}
-
-static errcode_t stage_data(ext2_filsys fs, struct fill *f, uint64_t off,
-			    const char *buf, size_t len)
-{
-	uint64_t bs = fs->blocksize, start, stop;
-	size_t pos, n;
-	errcode_t retval;
-
-	while (len) {
-		start = f->lblk * bs;
-		stop = start + f->len;
-		/* a new stage where a whole block (a hole) lies between */
-		if (!f->len || off > ((stop + bs - 1) & ~(bs - 1)) ||
-		    off - start >= FILL_STAGE_SIZE) {
-			retval = flush_stage(fs, f);
-			if (retval)
-				return retval;
-			f->lblk = off / bs;
-			start = stop = f->lblk * bs;
-		}
-		pos = off - start;
-		/* a hole inside a block reads as zeros */
-		memset(f->buf + f->len, 0, pos - f->len);
-		n = FILL_STAGE_SIZE - pos;
-		if (n > len)
-			n = len;
-		memcpy(f->buf + pos, buf, n);
-		f->len = pos + n;
-		off += n;
-		buf += n;
-		len -= n;
-		if (f->len == FILL_STAGE_SIZE) {
-			retval = flush_stage(fs, f);
-			if (retval)
-				return retval;
-		}
-	}
-	return 0;
-}
-
 static errcode_t file_write_at(struct fill *f, uint64_t off, const char *buf,
 			       size_t len)
 {
@@ -1712,20 +1569,20 @@ static errcode_t file_write_at(struct fill *f, uint64_t off, const char *buf,
 	return retval;
 }
 
-/* Staged blocks out, the mapping closed and on disk */
-static errcode_t end_staging(ext2_filsys fs, struct fill *f)
+/* Data the filler allocated, as the block_alloc_stats callback sees it */
+static void take_data_range(ext2_filsys fs, blk64_t blk, blk64_t len,
+			    void *priv EXT2FS_ATTR((unused)))
 {
-	errcode_t retval;
+	take_range(fs, blk, len, +1);
+}
 
-	if (!f->handle)
+/* Staged blocks out, the mapping closed and on disk */
+static errcode_t end_staging(struct fill *f)
+{
+	if (!f->staging)
 		return 0;
-	retval = flush_stage(fs, f);
-	ext2fs_extent_free(f->handle);
-	f->handle = NULL;
-	if (!retval)
-		retval = ext2fs_write_inode(fs, f->ino,
-					    (struct ext2_inode *) f->inode);
-	return retval;
+	f->staging = 0;
+	return ext2fs_extent_fill_finish(f->stager);
 }
 
 static errcode_t write_data_proc(const struct e2cb_entry *e
@@ -1741,8 +1598,8 @@ static errcode_t write_data_proc(const struct e2cb_entry *e
 		return EXT2_ET_CANCEL_REQUESTED;
 	rs->done_bytes += len;
 	/* data going back (never in our archives): block by block then */
-	if (f->handle && off < f->end) {
-		retval = end_staging(rs->fs, f);
+	if (f->staging && off < f->end) {
+		retval = end_staging(f);
 		if (!retval)
 			retval = ext2fs_file_open(rs->fs, f->ino,
 						  EXT2_FILE_WRITE, &f->file);
@@ -1751,8 +1608,8 @@ static errcode_t write_data_proc(const struct e2cb_entry *e
 	}
 	if (off + len > f->end)
 		f->end = off + len;
-	if (f->handle)
-		return stage_data(rs->fs, f, off, buf, len);
+	if (f->staging)
+		return ext2fs_extent_fill_write(f->stager, off, buf, len);
 	return file_write_at(f, off, buf, len);
 }
 
@@ -1767,7 +1624,6 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 {
 	ext2_filsys fs = rs->fs;
 	struct fill *f = &rs->fill;
-	struct ext2_extent_info info;
 	errcode_t retval, rc;
 
 	retval = write_inode(rs, ino, inode);
@@ -1775,20 +1631,15 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 		return retval;
 	f->ino = ino;
 	f->inode = inode;
-	f->len = 0;
 	f->end = 0;
-	memset(&f->last, 0, sizeof(f->last));
-	if (can_stage(fs, inode) && !f->buf &&
-	    ext2fs_get_mem(FILL_STAGE_SIZE, &f->buf))
-		f->buf = NULL;
-	if (can_stage(fs, inode) && f->buf &&
-	    !ext2fs_extent_open2(fs, ino, (struct ext2_inode *) inode,
-				 &f->handle) &&
-	    (ext2fs_extent_get_info(f->handle, &info) || info.num_entries)) {
-		ext2fs_extent_free(f->handle);
-		f->handle = NULL;
-	}
-	if (!f->handle) {
+	if (!f->stager && !ext2fs_extent_fill_new(fs, FILL_STAGE_SIZE,
+						  &f->stager))
+		ext2fs_extent_fill_set_alloc_func(f->stager, take_data_range,
+						  NULL);
+	f->staging = f->stager &&
+		     !ext2fs_extent_fill_start(f->stager, ino,
+					       (struct ext2_inode *) inode);
+	if (!f->staging) {
 		retval = ext2fs_file_open(fs, ino, EXT2_FILE_WRITE, &f->file);
 		if (retval)
 			return retval;
@@ -1800,9 +1651,9 @@ static errcode_t fill_regular(struct restore *rs, ext2_ino_t ino,
 	} else {
 		retval = e2cb_reader_data(rs->r, write_data_proc, rs);
 	}
-	if (retval)
-		f->len = 0;	/* restore_inode takes the inode back */
-	rc = end_staging(fs, f);
+	if (retval && f->staging)	/* restore_inode takes it back */
+		ext2fs_extent_fill_drop(f->stager);
+	rc = end_staging(f);
 	if (!retval)
 		retval = rc;
 	if (f->file) {
@@ -2068,7 +1919,7 @@ static void take_begin(struct restore *rs)
 {
 	rs->fs->priv_data = &rs->taken;
 	/* ranges: libext2fs 1.47's callback sees an empty one (1.47.0's
-	 * ext2fs_block_alloc_stats_range), write_new_blocks says them */
+	 * ext2fs_block_alloc_stats_range), the filler tells them */
 	ext2fs_set_block_alloc_stats_callback(rs->fs, take_block, NULL);
 	rs->taken.count = 0;
 	rs->taken.lost = 0;
@@ -2926,7 +2777,7 @@ static void restore_free(struct restore *rs)
 	free(rs->plan.names.slot);
 	free(rs->plan.linked.slot);
 	free(rs->plan.xattr_misfit);
-	ext2fs_free_mem(&rs->fill.buf);
+	ext2fs_extent_fill_free(rs->fill.stager);
 	ext2fs_free_mem(&rs->fill.small);
 	ext2fs_ea_share_free(rs->ea_share);
 	free(rs->taken.r);
