@@ -495,10 +495,7 @@ nomem:
 	return E2CB_EXIT_ERROR;
 }
 
-/*
- * Pass one: read and check the whole archive, and total what the
- * restore will need.  Nothing is written.
- */
+/* The span of the archive's times, for warn_times() */
 static void note_time(struct plan *p, const struct e2cb_time *t)
 {
 	if (t->sec < p->time_min)
@@ -585,13 +582,124 @@ int e2cb_restore_check_room(struct restore *rs)
 	return 0;
 }
 
+/* The entry's digest, for the writing pass to match; -1 out of memory */
+static int note_digest(struct plan *p, struct e2cb_reader *r)
+{
+	if (e2cb_grow((void **) &p->digest, &p->digest_size, p->entries,
+		       sizeof(*p->digest)))
+		return -1;
+	memcpy(p->digest[p->entries], e2cb_reader_entry_digest(r),
+	       sizeof(*p->digest));
+	p->entries++;
+	return 0;
+}
+
+/* What @e asks of the target: inodes, blocks, features */
+static void note_needs(struct plan *p, const struct e2cb_entry *e)
+{
+	if (!strcmp(e->path, ".")) {
+		p->root_encrypted = !!e->ctx;
+	} else if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
+		p->inodes++;
+	}
+	if (e->ctx) {
+		p->has_encrypted = 1;
+		if (LINUX_S_ISREG(e->rec.mode))
+			p->has_encrypted_data = 1;
+		if (e2cb_restore_policy_ties_ino(e->ctx, e->ctx_len))
+			p->has_lblk_policy = 1;
+		if (e->ctx[0] == FSCRYPT_CONTEXT_V1)
+			p->has_v1 = 1;
+	}
+	if (e->rec.iflags & EXT4_CASEFOLD_FL)
+		p->has_casefold = 1;
+	note_times(p, &e->rec);
+	if (LINUX_S_ISDIR(e->rec.mode) ||
+	    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
+		p->blocks++;
+	if (e->xattrs_len > 64)
+		p->blocks++;
+	p->name_bytes += ext2fs_dir_rec_len(e->rec.rflags & E2CB_IF_NAME ?
+			e->name.name_len :
+			strlen(last_component(e->path)) & 0xff, 1);
+}
+
+/*
+ * The inode numbers to keep, and the names that must be free at PATH
+ * and in its lost+found; -1 out of memory
+ */
+static int note_names(struct restore *rs, const struct e2cb_entry *e)
+{
+	struct plan *p = &rs->plan;
+
+	if (strcmp(e->path, ".") && !(e->rec.rflags & E2CB_IF_HARDLINK) &&
+	    (rs->opts->keep_ino ||
+	     (e->ctx && e2cb_restore_policy_ties_ino(e->ctx, e->ctx_len))) &&
+	    map_add(&p->fixed, e->rec.ino, e->rec.ino))
+		return -1;
+	if (is_top_level(e->path) && !(e->rec.rflags & E2CB_IF_NAME) &&
+	    !strcmp(e->path, "lost+found")) {
+		p->lf_mode = e->rec.mode;
+		p->lf_ino = e->rec.ino;
+		p->lf_encrypted = !!e->ctx;
+	}
+	if (is_top_level(e->path)) {
+		if (e2cb_grow((void **) &p->top, &p->top_size, p->ntop,
+			       sizeof(*p->top)))
+			return -1;
+		e2cb_restore_entry_name(e, &p->top[p->ntop++]);
+	}
+	if (e->depth == 2 && !(e->rec.rflags & E2CB_IF_NAME) &&
+	    !strncmp(e->path, "lost+found/", 11)) {
+		if (e2cb_grow((void **) &p->lf, &p->lf_size, p->nlf,
+			       sizeof(*p->lf)))
+			return -1;
+		e2cb_restore_entry_name(e, &p->lf[p->nlf++]);
+	}
+	return 0;
+}
+
+/*
+ * One entry of pass one, checked and its needs noted: 0, an exit status
+ * (said already), or -1 for damage the reader found in its data.
+ */
+static int plan_entry(struct restore *rs, struct e2cb_reader *r,
+		      const struct e2cb_entry *e)
+{
+	struct plan *p = &rs->plan;
+	int ret;
+
+	if (note_digest(p, r))
+		goto nomem;
+	ret = strcmp(e->path, ".") ? 0 : check_root_entry(e);
+	if (!ret)
+		ret = check_entry(rs, e);
+	note_device(rs, e);
+	if (ret)
+		return ret;
+	note_needs(p, e);
+	if (note_names(rs, e))
+		goto nomem;
+	if (e2cb_reader_data(r, count_data, p))
+		return -1;
+	return e2cb_restore_check_room(rs);
+nomem:
+	com_err(program_name, EXT2_ET_NO_MEMORY, "while reading %s",
+		rs->shown);
+	return E2CB_EXIT_ERROR;
+}
+
+/*
+ * Pass one: read and check the whole archive, and total what the
+ * restore will need.  Nothing is written.
+ */
 int e2cb_restore_plan(struct restore *rs)
 {
 	struct plan *p = &rs->plan;
 	struct e2cb_reader *r = NULL;
 	struct e2cb_entry *e;
 	errcode_t retval;
-	int ret;
+	int ret, status = 0;
 
 	retval = e2cb_restore_open_reader(rs, &r);
 	if (retval) {
@@ -605,107 +713,31 @@ int e2cb_restore_plan(struct restore *rs)
 	p->block_size = p->hdr.block_size;
 	p->time_min = INT64_MAX;
 	p->time_max = INT64_MIN;
-	while ((ret = e2cb_reader_next(r, &e)) == 0) {
-		if (e2cb_restore_stopped())
-			break;
-		if (e2cb_grow((void **) &p->digest, &p->digest_size,
-			       p->entries, sizeof(*p->digest)))
-			goto nomem;
-		memcpy(p->digest[p->entries], e2cb_reader_entry_digest(r),
-		       sizeof(*p->digest));
-		p->entries++;
-		ret = strcmp(e->path, ".") ? 0 : check_root_entry(e);
-		if (!ret)
-			ret = check_entry(rs, e);
-		note_device(rs, e);
-		if (ret) {
-			e2cb_reader_close(r);
-			return ret;
-		}
-		if (!strcmp(e->path, ".")) {
-			p->root_encrypted = !!e->ctx;
-		} else if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
-			p->inodes++;
-		}
-		if (e->ctx) {
-			p->has_encrypted = 1;
-			if (LINUX_S_ISREG(e->rec.mode))
-				p->has_encrypted_data = 1;
-			if (e2cb_restore_policy_ties_ino(e->ctx, e->ctx_len))
-				p->has_lblk_policy = 1;
-			if (e->ctx[0] == FSCRYPT_CONTEXT_V1)
-				p->has_v1 = 1;
-		}
-		if (strcmp(e->path, ".") &&
-		    !(e->rec.rflags & E2CB_IF_HARDLINK) &&
-		    (rs->opts->keep_ino ||
-		     (e->ctx && e2cb_restore_policy_ties_ino(e->ctx,
-							     e->ctx_len))) &&
-		    map_add(&p->fixed, e->rec.ino, e->rec.ino))
-			goto nomem;
-		if (e->rec.iflags & EXT4_CASEFOLD_FL)
-			p->has_casefold = 1;
-		note_times(p, &e->rec);
-		if (LINUX_S_ISDIR(e->rec.mode) ||
-		    (LINUX_S_ISLNK(e->rec.mode) && e->rec.size >= 60))
-			p->blocks++;
-		if (e->xattrs_len > 64)
-			p->blocks++;
-		p->name_bytes += ext2fs_dir_rec_len(e->rec.rflags &
-				E2CB_IF_NAME ? e->name.name_len :
-				strlen(last_component(e->path)) & 0xff, 1);
-		if (is_top_level(e->path) &&
-		    !(e->rec.rflags & E2CB_IF_NAME) &&
-		    !strcmp(e->path, "lost+found")) {
-			p->lf_mode = e->rec.mode;
-			p->lf_ino = e->rec.ino;
-			p->lf_encrypted = !!e->ctx;
-		}
-		if (is_top_level(e->path)) {
-			if (e2cb_grow((void **) &p->top, &p->top_size,
-				       p->ntop, sizeof(*p->top)))
-				goto nomem;
-			e2cb_restore_entry_name(e, &p->top[p->ntop++]);
-		}
-		if (e->depth == 2 && !(e->rec.rflags & E2CB_IF_NAME) &&
-		    !strncmp(e->path, "lost+found/", 11)) {
-			if (e2cb_grow((void **) &p->lf, &p->lf_size, p->nlf,
-				       sizeof(*p->lf)))
-				goto nomem;
-			e2cb_restore_entry_name(e, &p->lf[p->nlf++]);
-		}
-		if (e2cb_reader_data(r, count_data, p)) {
-			ret = -1;
-			break;
-		}
-		ret = e2cb_restore_check_room(rs);
-		if (ret) {
-			e2cb_reader_close(r);
-			return ret;
-		}
-	}
-	if (e2cb_restore_stopped()) {
-		e2cb_reader_close(r);
-		return E2CB_EXIT_ERROR;
-	}
+	while (!status && (ret = e2cb_reader_next(r, &e)) == 0 &&
+	       !e2cb_restore_stopped())
+		status = plan_entry(rs, r, e);
+	if (status > 0)
+		goto out;
+	if (status < 0)
+		ret = -1;
+	status = E2CB_EXIT_ERROR;
+	if (e2cb_restore_stopped())
+		goto out;
 	if (ret < 0) {
 		fprintf(stderr, "%s: %s: damaged, nothing restored: %s\n",
 			program_name, rs->shown, e2cb_reader_error(r));
-		e2cb_reader_close(r);
-		return E2CB_EXIT_DAMAGED;
+		status = E2CB_EXIT_DAMAGED;
+		goto out;
 	}
 	retval = e2cb_reader_stream_digest(r, p->stream);
-	e2cb_reader_close(r);
 	if (retval) {
 		com_err(program_name, retval, "while reading %s", rs->shown);
-		return E2CB_EXIT_ERROR;
+		goto out;
 	}
-	return refuse_devices(rs);
-nomem:
-	com_err(program_name, EXT2_ET_NO_MEMORY, "while reading %s",
-		rs->shown);
+	status = refuse_devices(rs);
+out:
 	e2cb_reader_close(r);
-	return E2CB_EXIT_ERROR;
+	return status;
 }
 
 void e2cb_restore_plan_free(struct plan *p)
