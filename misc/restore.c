@@ -467,10 +467,77 @@ static int close_target(struct restore *rs)
 	return retval ? E2CB_EXIT_ERROR : 0;
 }
 
+/* Everything checked against the target, before the first write */
+static int check_target(struct restore *rs)
+{
+	int ret;
+
+	ret = e2cb_restore_preflight(rs, &rs->plan.hdr);
+	if (!ret)
+		ret = e2cb_restore_prepare_path(rs, 0);
+	if (!ret)
+		ret = e2cb_restore_check_collisions(rs);
+	if (!ret)
+		ret = e2cb_restore_check_inodes_free(rs);
+	if (!ret && !stop_signal)
+		ret = check_unmounted(rs);
+	return ret;
+}
+
+/* The writing pass, once every check passed */
+static int write_target(struct restore *rs)
+{
+	int ret;
+
+	rs->writing = 1;
+	/* directories made on the way to PATH count as the root's */
+	e2cb_restore_fault_arm(0);
+	ret = e2cb_restore_prepare_path(rs, 1);
+	if (!ret) {
+		adjust_features(rs, &rs->plan.hdr);
+		ret = write_entries(rs);
+	}
+	return ret;
+}
+
+/* What was restored, or how far it got */
+static void report(struct restore *rs, int ret)
+{
+	const struct e2cb_restore_opts *opts = rs->opts;
+
+	if (stop_signal)
+		fprintf(stderr, "%s: stopped by %s\n", program_name,
+			signal_name(stop_signal));
+	if (ret || stop_signal)
+		fprintf(stderr, "%s: restored %llu of %llu entries; the target "
+			"is consistent up to there%s%s\n", program_name,
+			(unsigned long long) rs->done_entries,
+			(unsigned long long) rs->plan.entries,
+			opts->undo_file ? "; e2undo rolls it back with " : "",
+			opts->undo_file ? opts->undo_file : "");
+	else
+		printf("%s: restored %llu entries (%llu inodes) from %s\n",
+		       opts->device, (unsigned long long) rs->done_entries,
+		       (unsigned long long) rs->plan.inodes, rs->shown);
+	if (rs->unindexed)
+		printf("%s: %u director%s left unindexed: too large for "
+		       "an index of %d levels, or no room for one\n",
+		       opts->device, rs->unindexed,
+		       rs->unindexed == 1 ? "y" : "ies",
+		       ext2fs_has_feature_largedir(rs->fs->super) ? 3 : 2);
+	/* the kernel keeps the count at 1 only in an indexed directory */
+	if (rs->nlink_overflows &&
+	    (rs->unindexed || !ext2fs_has_feature_dir_index(rs->fs->super)))
+		printf("%s: %u director%s with more than %u subdirectories "
+		       "not indexed; run e2fsck -fD before the kernel adds "
+		       "subdirectories there\n", opts->device,
+		       rs->nlink_overflows, rs->nlink_overflows == 1 ? "y" :
+		       "ies", EXT2_LINK_MAX - 2);
+}
+
 int e2cb_restore(const struct e2cb_restore_opts *opts)
 {
 	struct restore rs;
-	const struct e2cb_header *hdr = &rs.plan.hdr;
 	int ret;
 
 	memset(&rs, 0, sizeof(rs));
@@ -494,53 +561,11 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	ret = e2cb_restore_plan(&rs);
 	if (ret || stop_signal)
 		goto out;
-	ret = e2cb_restore_preflight(&rs, hdr);
-	if (!ret)
-		ret = e2cb_restore_prepare_path(&rs, 0);
-	if (!ret)
-		ret = e2cb_restore_check_collisions(&rs);
-	if (!ret)
-		ret = e2cb_restore_check_inodes_free(&rs);
-	if (!ret && !stop_signal)
-		ret = check_unmounted(&rs);
+	ret = check_target(&rs);
 	if (ret || stop_signal)
 		goto out;
-	rs.writing = 1;
-	/* directories made on the way to PATH count as the root's */
-	e2cb_restore_fault_arm(0);
-	ret = e2cb_restore_prepare_path(&rs, 1);
-	if (!ret) {
-		adjust_features(&rs, hdr);
-		ret = write_entries(&rs);
-	}
-	if (stop_signal)
-		fprintf(stderr, "%s: stopped by %s\n", program_name,
-			signal_name(stop_signal));
-	if (ret || stop_signal)
-		fprintf(stderr, "%s: restored %llu of %llu entries; the target "
-			"is consistent up to there%s%s\n", program_name,
-			(unsigned long long) rs.done_entries,
-			(unsigned long long) rs.plan.entries,
-			opts->undo_file ? "; e2undo rolls it back with " : "",
-			opts->undo_file ? opts->undo_file : "");
-	else
-		printf("%s: restored %llu entries (%llu inodes) from %s\n",
-		       opts->device, (unsigned long long) rs.done_entries,
-		       (unsigned long long) rs.plan.inodes, rs.shown);
-	if (rs.unindexed)
-		printf("%s: %u director%s left unindexed: too large for "
-		       "an index of %d levels, or no room for one\n",
-		       opts->device, rs.unindexed,
-		       rs.unindexed == 1 ? "y" : "ies",
-		       ext2fs_has_feature_largedir(rs.fs->super) ? 3 : 2);
-	/* the kernel keeps the count at 1 only in an indexed directory */
-	if (rs.nlink_overflows &&
-	    (rs.unindexed || !ext2fs_has_feature_dir_index(rs.fs->super)))
-		printf("%s: %u director%s with more than %u subdirectories "
-		       "not indexed; run e2fsck -fD before the kernel adds "
-		       "subdirectories there\n", opts->device,
-		       rs.nlink_overflows, rs.nlink_overflows == 1 ? "y" :
-		       "ies", EXT2_LINK_MAX - 2);
+	ret = write_target(&rs);
+	report(&rs, ret);
 out:
 	restore_free(&rs);
 	if (close_target(&rs))
