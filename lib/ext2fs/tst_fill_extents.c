@@ -7,7 +7,8 @@
  * files in it the way restore does, with the free space shaped for each
  * case: contiguous, fragmented into runs of two blocks (a tree two
  * levels below i_block), one run just over the longest initialized
- * extent, holes of every size, too little of it.  Every file is read
+ * extent, holes of every size, too little of it; and what the filler
+ * must refuse.  Every file is read
  * back through its extent tree and checked against what was written;
  * the blocks the filler reported are taken back where a file fails or
  * is given up, and the bitmap must then be as before.  The files that
@@ -604,6 +605,56 @@ static void test_take_back(ext2_filsys fs, ext2fs_block_bitmap shaped)
 	unshape(fs, shaped);
 }
 
+/*
+ * What the filler refuses, leaving the file as it was: data going back,
+ * a file whose tree is not empty, one that is not extent-mapped.
+ */
+static void test_refusals(ext2_filsys fs)
+{
+	static const char data[1000] = "x";
+	blk64_t before = ext2fs_free_blocks_count(fs->super);
+	struct ext2fs_extent_fill *f;
+	struct ext2_inode inode;
+	ext2_ino_t ino;
+	errcode_t retval;
+
+	if (new_file(fs, &ino, &inode) ||
+	    ext2fs_extent_fill_new(fs, STAGE, &f))
+		die(EXT2_ET_NO_MEMORY, "making a file and a filler");
+	ext2fs_extent_fill_set_alloc_func(f, record_range, NULL);
+	ext2fs_clear_block_bitmap(recorded);
+	recording = 1;
+	retval = ext2fs_extent_fill_start(f, ino, &inode);
+	if (!retval)
+		retval = ext2fs_extent_fill_write(f, 1000, data, 1000);
+	check(!retval, "refusals: data at 1000 is taken");
+	check(ext2fs_extent_fill_start(f, ino, &inode) ==
+	      EXT2_ET_INVALID_ARGUMENT, "refusals: a second start is refused");
+	check(ext2fs_extent_fill_write(f, 1999, data, 1) ==
+	      EXT2_ET_INVALID_ARGUMENT, "refusals: data going back is refused");
+	check(!ext2fs_extent_fill_finish(f), "refusals: finished");
+	check(ext2fs_extent_fill_write(f, 4096, data, 1) ==
+	      EXT2_ET_INVALID_ARGUMENT, "refusals: data after the finish is "
+	      "refused");
+	check(ext2fs_extent_fill_start(f, ino, &inode) ==
+	      EXT2_ET_INVALID_ARGUMENT,
+	      "refusals: a file with blocks already is refused");
+	inode.i_flags &= ~EXT4_EXTENTS_FL;
+	check(ext2fs_extent_fill_start(f, ino, &inode) ==
+	      EXT2_ET_OP_NOT_SUPPORTED,
+	      "refusals: a file without extents is refused");
+	inode.i_flags |= EXT4_EXTENTS_FL;
+	recording = 0;
+	ext2fs_extent_fill_free(f);
+	check(count_recorded(fs) == 2 &&
+	      before - ext2fs_free_blocks_count(fs->super) == 2,
+	      "refusals: the two blocks of the data, reported");
+	take_back(fs);
+	drop_file(fs, ino, &inode);
+	check(ext2fs_free_blocks_count(fs->super) == before,
+	      "refusals: taken back, the free blocks are as before");
+}
+
 int main(int argc, char **argv)
 {
 	ext2fs_block_bitmap shaped;
@@ -629,6 +680,7 @@ int main(int argc, char **argv)
 	test_holes(fs, shaped);
 	unshape(fs, shaped);
 	test_take_back(fs, shaped);
+	test_refusals(fs);
 	test_no_space(fs, shaped);
 	ext2fs_free_block_bitmap(recorded);
 	ext2fs_free_block_bitmap(shaped);
