@@ -216,8 +216,6 @@ extern errcode_t e2cb_restore_inode(struct restore *rs,
 extern void e2cb_restore_apply_rec(struct restore *rs,
 				   struct ext2_inode_large *inode,
 				   const struct e2cb_inode_rec *r);
-extern int e2cb_restore_owner_changed(struct restore *rs,
-				      const struct e2cb_inode_rec *r);
 extern errcode_t e2cb_restore_entry_xattrs(struct restore *rs,
 					   const struct e2cb_entry *e,
 					   struct xattr_list *l);

@@ -24,10 +24,8 @@
 			 EXT2_TOPDIR_FL | EXT4_PROJINHERIT_FL | \
 			 EXT4_CASEFOLD_FL)
 
-
 /* --no-same-owner gives @r to someone other than the archive says */
-int e2cb_restore_owner_changed(struct restore *rs,
-			       const struct e2cb_inode_rec *r)
+static int owner_changed(struct restore *rs, const struct e2cb_inode_rec *r)
 {
 	return (rs->opts->policy & E2CB_NO_SAME_OWNER) &&
 	       (r->uid != rs->uid || r->gid != rs->gid);
@@ -56,10 +54,9 @@ errcode_t e2cb_restore_entry_xattrs(struct restore *rs,
 				    const struct e2cb_entry *e,
 				    struct xattr_list *l)
 {
-	int changed = e2cb_restore_owner_changed(rs, &e->rec);
-
 	memset(l, 0, sizeof(*l));
-	l->drop_caps = e2cb_policy_drops_caps(rs->opts->policy, changed);
+	l->drop_caps = e2cb_policy_drops_caps(rs->opts->policy,
+					      owner_changed(rs, &e->rec));
 	if (e->ctx && collect_xattr(EXT4_XATTR_INDEX_ENCRYPTION, "c", 1,
 				    e->ctx, e->ctx_len, l))
 		return EXT2_ET_NO_MEMORY;
@@ -104,7 +101,7 @@ void e2cb_restore_apply_rec(struct restore *rs, struct ext2_inode_large *inode,
 		gid = rs->gid;
 	}
 	inode->i_mode = e2cb_policy_mode(policy, r->mode, rs->umask,
-					 e2cb_restore_owner_changed(rs, r));
+					 owner_changed(rs, r));
 	inode->i_uid = uid & 0xffff;
 	ext2fs_set_i_uid_high(*inode, uid >> 16);
 	inode->i_gid = gid & 0xffff;
