@@ -292,4 +292,24 @@ extern const char *ext2fs_dir_lost_string(int lost);
 extern errcode_t ext2fs_check_linked_inode(ext2_filsys fs, ext2_ino_t ino,
 					   const struct ext2_inode *inode);
 
+/* fill_extents.c: a new file's data, staged into fresh extents */
+struct ext2fs_extent_fill;
+/* Told of each range of blocks the filler allocates for data */
+typedef void (*ext2fs_fill_alloc_func)(ext2_filsys fs, blk64_t blk,
+				       blk64_t len, void *priv_data);
+extern errcode_t ext2fs_extent_fill_new(ext2_filsys fs, size_t stage_size,
+					struct ext2fs_extent_fill **ret);
+extern void ext2fs_extent_fill_free(struct ext2fs_extent_fill *f);
+extern void ext2fs_extent_fill_set_alloc_func(struct ext2fs_extent_fill *f,
+					      ext2fs_fill_alloc_func func,
+					      void *priv_data);
+extern errcode_t ext2fs_extent_fill_start(struct ext2fs_extent_fill *f,
+					  ext2_ino_t ino,
+					  struct ext2_inode *inode);
+extern errcode_t ext2fs_extent_fill_write(struct ext2fs_extent_fill *f,
+					  __u64 off, const void *data,
+					  size_t len);
+extern void ext2fs_extent_fill_drop(struct ext2fs_extent_fill *f);
+extern errcode_t ext2fs_extent_fill_finish(struct ext2fs_extent_fill *f);
+
 #endif /* EXT4_CRYPT_H */
