@@ -113,6 +113,7 @@ static int spool(int in, const char *shown)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char tmpl[4096], buf[65536];
+	errcode_t err;
 	ssize_t n;
 	int fd;
 
@@ -127,8 +128,9 @@ static int spool(int in, const char *shown)
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || write(fd, buf, n) != n) {
-			com_err(program_name, errno, "while copying %s to %s",
+		err = n < 0 ? errno : e2cb_write_all(fd, buf, n, -1);
+		if (err) {
+			com_err(program_name, err, "while copying %s to %s",
 				shown, dir);
 			close(fd);
 			return -1;
@@ -541,6 +543,7 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	int ret;
 
 	memset(&rs, 0, sizeof(rs));
+	e2cb_ino_map_init(&rs.plan.linked, sizeof(struct link_info));
 	rs.opts = opts;
 	rs.shown = strcmp(opts->archive, "-") ? opts->archive :
 		   "standard input";

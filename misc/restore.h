@@ -43,17 +43,12 @@ struct plan_dir {
 
 /* An inode with several names: what its hard links must agree with */
 struct link_info {
-	ext2_ino_t ino;			/* in the archive; 0: free slot */
+	ext2_ino_t ino;			/* in the archive */
 	ext2_ino_t to;			/* in the target */
 	uint32_t mode;
 	uint32_t names;			/* seen so far */
 	uint8_t policy[POLICY_MAX];
 	size_t policy_len;
-};
-
-struct link_table {
-	struct link_info *slot;
-	size_t size, count;		/* size: a power of 2 */
 };
 
 /* Names seen, as (directory, name) hashes; 0 is a free slot */
@@ -91,7 +86,7 @@ struct plan {
 	struct plan_dir *open_dirs;
 	size_t open_dirs_size;
 	struct name_set names;
-	struct link_table linked;
+	struct e2cb_ino_map linked;	/* of struct link_info */
 	/* for the target's checks */
 	uint64_t max_size;		/* of a regular file, or its data */
 	uint64_t max_symlink;
@@ -181,8 +176,6 @@ extern uint64_t e2cb_restore_name_key(uint64_t dir, const uint8_t *name,
 extern int e2cb_restore_name_set_has(const struct name_set *set,
 				     uint64_t key);
 extern int e2cb_restore_name_set_add(struct name_set *set, uint64_t key);
-extern struct link_info *e2cb_restore_link_find(const struct link_table *t,
-						ext2_ino_t ino);
 
 /* restore_target.c */
 extern int e2cb_restore_preflight(struct restore *rs,

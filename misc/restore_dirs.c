@@ -150,7 +150,7 @@ errcode_t e2cb_restore_bump_dir_links(struct restore *rs, ext2_ino_t dir)
 /* The first pass noted every inode with several names: where it went */
 void e2cb_restore_note_link(struct restore *rs, ext2_ino_t from, ext2_ino_t to)
 {
-	struct link_info *l = e2cb_restore_link_find(&rs->plan.linked, from);
+	struct link_info *l = e2cb_ino_map_find(&rs->plan.linked, from);
 
 	if (l)
 		l->to = to;
@@ -173,7 +173,7 @@ static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 				  const struct e2cb_entry *e,
 				  const struct ext4_encrypted_name *n)
 {
-	const struct link_info *l = e2cb_restore_link_find(&rs->plan.linked,
+	const struct link_info *l = e2cb_ino_map_find(&rs->plan.linked,
 							   e->rec.ino);
 	ext2_ino_t ino = l ? l->to : 0;
 	errcode_t retval;

@@ -18,19 +18,12 @@
 
 static errcode_t map_add(struct ino_map *m, ext2_ino_t from, ext2_ino_t to)
 {
-	if (m->count == m->size) {
-		size_t n = m->size ? m->size * 2 : 64;
-		ext2_ino_t *f = realloc(m->from, n * sizeof(*f));
+	size_t size = m->size;
 
-		if (!f)
-			return EXT2_ET_NO_MEMORY;
-		m->from = f;
-		f = realloc(m->to, n * sizeof(*f));
-		if (!f)
-			return EXT2_ET_NO_MEMORY;
-		m->to = f;
-		m->size = n;
-	}
+	if (e2cb_grow((void **) &m->from, &size, m->count, sizeof(*m->from)))
+		return EXT2_ET_NO_MEMORY;
+	if (e2cb_grow((void **) &m->to, &m->size, m->count, sizeof(*m->to)))
+		return EXT2_ET_NO_MEMORY;
 	m->from[m->count] = from;
 	m->to[m->count++] = to;
 	return 0;
@@ -200,58 +193,6 @@ int e2cb_restore_name_set_add(struct name_set *set, uint64_t key)
 	return 0;
 }
 
-struct link_info *e2cb_restore_link_find(const struct link_table *t,
-					 ext2_ino_t ino)
-{
-	size_t i;
-
-	if (!t->size)
-		return NULL;
-	for (i = mix64(ino) & (t->size - 1); t->slot[i].ino;
-	     i = (i + 1) & (t->size - 1))
-		if (t->slot[i].ino == ino)
-			return &t->slot[i];
-	return NULL;
-}
-
-static struct link_info *link_slot(struct link_info *slot, size_t size,
-				   ext2_ino_t ino)
-{
-	size_t i;
-
-	for (i = mix64(ino) & (size - 1); slot[i].ino && slot[i].ino != ino;
-	     i = (i + 1) & (size - 1))
-		;
-	return &slot[i];
-}
-
-/* @l into @t (replacing an entry of its inode); EXT2_ET_NO_MEMORY */
-static errcode_t link_add(struct link_table *t, const struct link_info *l)
-{
-	struct link_info *old = t->slot, *s;
-	size_t old_size = t->size, j;
-
-	if ((t->count + 1) * 2 > t->size) {
-		t->size = old_size ? old_size * 2 : 1024;
-		t->slot = calloc(t->size, sizeof(*t->slot));
-		if (!t->slot) {
-			t->slot = old;
-			t->size = old_size;
-			return EXT2_ET_NO_MEMORY;
-		}
-		for (j = 0; j < old_size; j++)
-			if (old[j].ino)
-				*link_slot(t->slot, t->size, old[j].ino) =
-					old[j];
-		free(old);
-	}
-	s = link_slot(t->slot, t->size, l->ino);
-	if (!s->ino)
-		t->count++;
-	*s = *l;
-	return 0;
-}
-
 /*
  * A context's policy: what fscrypt_has_permitted_context() wants equal
  * between a directory and its children (all but the nonce).
@@ -348,7 +289,7 @@ static int check_place(struct restore *rs, const struct e2cb_entry *e)
 static int check_link(struct restore *rs, const struct e2cb_entry *e)
 {
 	const struct plan_dir *dir = &rs->plan.open_dirs[e->depth - 1];
-	struct link_info *l = e2cb_restore_link_find(&rs->plan.linked,
+	struct link_info *l = e2cb_ino_map_find(&rs->plan.linked,
 						     e->rec.ino);
 
 	if (!l)
@@ -465,6 +406,7 @@ static int note_sizes(struct plan *p, const struct e2cb_entry *e)
 static int check_entry(struct restore *rs, const struct e2cb_entry *e)
 {
 	struct link_info l;
+	void *slot;
 	int ret = 0;
 
 	if (e->depth)
@@ -485,8 +427,9 @@ static int check_entry(struct restore *rs, const struct e2cb_entry *e)
 		l.mode = e->rec.mode;
 		l.names = 1;
 		l.policy_len = ctx_policy(e->ctx, e->ctx_len, l.policy);
-		if (link_add(&rs->plan.linked, &l))
+		if (e2cb_ino_map_add(&rs->plan.linked, l.ino, &slot))
 			goto nomem;
+		*(struct link_info *) slot = l;
 	}
 	return 0;
 nomem:
@@ -748,6 +691,6 @@ void e2cb_restore_plan_free(struct plan *p)
 	free(p->digest);
 	free(p->open_dirs);
 	free(p->names.slot);
-	free(p->linked.slot);
+	e2cb_ino_map_free(&p->linked);
 	free(p->xattr_misfit);
 }
