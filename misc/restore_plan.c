@@ -123,23 +123,13 @@ static int refuse_entry(const struct e2cb_entry *e, const char *why)
 	return E2CB_EXIT_ERROR;
 }
 
-/* splitmix64's finalizer: table slots from keys that may be sequential */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
 /*
  * A name in a directory, as a key: FNV-1a over the raw bytes, which may
  * be ciphertext.  Two names that hash alike only make restore refuse.
  */
 uint64_t e2cb_restore_name_key(uint64_t dir, const uint8_t *name, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ mix64(dir);
+	uint64_t h = 0xcbf29ce484222325ULL ^ e2cb_mix64(dir);
 	size_t i;
 
 	for (i = 0; i < len; i++)
@@ -147,17 +137,20 @@ uint64_t e2cb_restore_name_key(uint64_t dir, const uint8_t *name, size_t len)
 	return h | 1;
 }
 
-int e2cb_restore_name_set_has(const struct name_set *set, uint64_t key)
+/* The slot of @key in @slot (of @size, 2^n), or the free one it would take */
+static size_t name_slot(const uint64_t *slot, size_t size, uint64_t key)
 {
 	size_t i;
 
-	if (!set->size)
-		return 0;
-	for (i = mix64(key) & (set->size - 1); set->slot[i];
-	     i = (i + 1) & (set->size - 1))
-		if (set->slot[i] == key)
-			return 1;
-	return 0;
+	for (i = e2cb_mix64(key) & (size - 1); slot[i] && slot[i] != key;
+	     i = (i + 1) & (size - 1))
+		;
+	return i;
+}
+
+int e2cb_restore_name_set_has(const struct name_set *set, uint64_t key)
+{
+	return set->size && set->slot[name_slot(set->slot, set->size, key)];
 }
 
 /* Add @key to @set; 1 if it was there already, -1 out of memory */
@@ -174,20 +167,15 @@ int e2cb_restore_name_set_add(struct name_set *set, uint64_t key)
 			set->size = old_size;
 			return -1;
 		}
-		for (j = 0; j < old_size; j++) {
-			if (!old[j])
-				continue;
-			for (i = mix64(old[j]) & (set->size - 1); set->slot[i];
-			     i = (i + 1) & (set->size - 1))
-				;
-			set->slot[i] = old[j];
-		}
+		for (j = 0; j < old_size; j++)
+			if (old[j])
+				set->slot[name_slot(set->slot, set->size,
+						    old[j])] = old[j];
 		free(old);
 	}
-	for (i = mix64(key) & (set->size - 1); set->slot[i];
-	     i = (i + 1) & (set->size - 1))
-		if (set->slot[i] == key)
-			return 1;
+	i = name_slot(set->slot, set->size, key);
+	if (set->slot[i])
+		return 1;
 	set->slot[i] = key;
 	set->count++;
 	return 0;

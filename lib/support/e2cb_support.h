@@ -18,6 +18,20 @@
 #include <ext2fs/ext2fs.h>
 #include "e2cb_le.h"
 
+/*
+ * splitmix64's finalizer, for the slots of hash tables whose keys may be
+ * sequential, or (in a forged archive) chosen to collide in a table of a
+ * power-of-two size
+ */
+static inline uint64_t e2cb_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
 /* ino_map.c: inode number (never 0) -> a value of fixed size */
 struct e2cb_ino_map {
 	uint32_t *ino;			/* 0: a free slot */

@@ -29,25 +29,12 @@ void e2cb_ino_map_init_paths(struct e2cb_ino_map *m)
 	m->paths = 1;
 }
 
-/*
- * splitmix64's finalizer: inode numbers may be sequential, or (in a
- * forged archive) chosen to collide in a table of a power-of-two size
- */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
 /* The slot of @key, or the free slot where it would go; @size is 2^n */
 static size_t slot_of(const uint32_t *ino, size_t size, uint32_t key)
 {
 	size_t i;
 
-	for (i = mix64(key) & (size - 1); ino[i] && ino[i] != key;
+	for (i = e2cb_mix64(key) & (size - 1); ino[i] && ino[i] != key;
 	     i = (i + 1) & (size - 1))
 		;
 	return i;
