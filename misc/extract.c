@@ -239,7 +239,6 @@ static void list_entry(struct xt *x, const struct xentry *e,
  */
 int e2cb_x_process(struct xt *x, const struct xentry *e, size_t depth)
 {
-	struct fscrypt_inode_params params;
 	struct fscrypt_inode *fi = NULL;
 	struct fscrypt_policy pol;
 	struct frame *parent, *f = NULL;
@@ -354,15 +353,9 @@ int e2cb_x_process(struct xt *x, const struct xentry *e, size_t depth)
 	/* the inode's own key: contents, or names and symlink targets */
 	if (e->ctx) {
 		needs_key = 1;
-		memset(&params, 0, sizeof(params));
-		params.ino = e->ino;
-		params.block_size = x->block_size;
-		memcpy(params.uuid, x->uuid, 16);
-		params.names = !e2cb_x_is_type(e, LINUX_S_IFREG);
 		err = fscrypt_parse_context(e->ctx, e->ctx_len, &pol);
 		if (!err)
-			err = fscrypt_inode_open(x->kr, e->ctx, e->ctx_len,
-						 &params, &fi);
+			err = e2cb_x_open_inode(x, e, &fi);
 		if (err == FSCRYPT_ET_NO_KEY && is_dir) {
 			/* the directory is made; what is in it is not */
 			skip = SKIP_MISSING;

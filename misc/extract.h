@@ -228,6 +228,8 @@ extern const char *e2cb_x_cur_name(struct xt *x);
 
 /* extract_keys.c: the keys, given and missing */
 extern int e2cb_x_load_keys(struct xt *x, const uint8_t salt[16]);
+extern errcode_t e2cb_x_open_inode(struct xt *x, const struct xentry *e,
+				   struct fscrypt_inode **ret);
 extern void e2cb_x_note_missing(struct xt *x,
 				const struct fscrypt_key_spec *spec);
 extern void e2cb_x_print_missing(struct xt *x);

@@ -87,6 +87,23 @@ void e2cb_x_free_missing(struct xt *x)
 	x->nmiss = 0;
 }
 
+/*
+ * The inode's own key: for a regular file's data, else for the names
+ * of its entries or its symlink target.
+ */
+errcode_t e2cb_x_open_inode(struct xt *x, const struct xentry *e,
+			    struct fscrypt_inode **ret)
+{
+	struct fscrypt_inode_params params;
+
+	memset(&params, 0, sizeof(params));
+	params.ino = e->ino;
+	params.block_size = x->block_size;
+	memcpy(params.uuid, x->uuid, 16);
+	params.names = !e2cb_x_is_type(e, LINUX_S_IFREG);
+	return fscrypt_inode_open(x->kr, e->ctx, e->ctx_len, &params, ret);
+}
+
 /* As ssh does for its private keys: a secret others can read is not */
 static void warn_if_readable(const char *what, const char *path)
 {

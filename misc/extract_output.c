@@ -288,7 +288,6 @@ void e2cb_x_out_discard(struct xt *x, struct outfile *of)
  */
 void e2cb_x_stage_file(struct xt *x, const struct xentry *e)
 {
-	struct fscrypt_inode_params params;
 	struct fscrypt_inode *fi = NULL;
 	char name[64], **p;
 	uint64_t bytes;
@@ -298,15 +297,8 @@ void e2cb_x_stage_file(struct xt *x, const struct xentry *e)
 	    !e2cb_x_is_type(e, LINUX_S_IFREG) ||
 	    e->links < 2 || e->hardlink || e2cb_x_link_find(x, e->ino))
 		return;
-	if (e->ctx) {
-		memset(&params, 0, sizeof(params));
-		params.ino = e->ino;
-		params.block_size = x->block_size;
-		memcpy(params.uuid, x->uuid, 16);
-		if (fscrypt_inode_open(x->kr, e->ctx, e->ctx_len, &params,
-				       &fi))
-			return;
-	}
+	if (e->ctx && e2cb_x_open_inode(x, e, &fi))
+		return;
 	snprintf(name, sizeof(name), ".e2cryptbak-staged-%u.%ld", e->ino,
 		 (long) getpid());
 	/* listed before it exists, for a signal to find it */
