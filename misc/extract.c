@@ -233,30 +233,313 @@ static void list_entry(struct xt *x, const struct xentry *e,
 	putchar('\n');
 }
 
+/* What the driver works out about the entry at hand */
+struct step {
+	const struct xentry *e;
+	struct frame *parent;		/* NULL: the root */
+	size_t plain_len, cipher_len;	/* the paths before its name */
+	int is_dir;
+	int needs_key;			/* its name or itself is encrypted */
+	int sel;
+	int skip;			/* for its entries, if a directory */
+	struct fscrypt_key_spec spec;	/* SKIP_MISSING: the key wanted */
+	struct fscrypt_inode *fi;	/* its own key, or NULL */
+	char comp[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];	/* its archive name */
+	size_t comp_len;
+};
+
+/* The frame of a directory whose entries come next: it takes s->fi */
+static struct frame *push_dir(struct xt *x, struct step *s)
+{
+	struct frame *f = push_frame(x, s->plain_len, s->cipher_len);
+
+	if (!f)
+		return NULL;
+	f->sel = s->sel;
+	f->skip = s->skip;
+	f->spec = s->spec;
+	f->encrypted = !!s->e->ctx;
+	f->names = s->fi;
+	s->fi = NULL;
+	return f;
+}
+
+/* Done with an entry that leaves no frame: its names go */
+static int leave(struct xt *x, struct step *s)
+{
+	fscrypt_inode_close(s->fi);
+	s->fi = NULL;
+	pbuf_cut(&x->plain, s->plain_len);
+	pbuf_cut(&x->cipher, s->cipher_len);
+	return 0;
+}
+
+/*
+ * An entry not extracted (s->skip says why): a directory still gets a
+ * frame, for its entries to be counted, or staged, below it.
+ */
+static int skip_entry(struct xt *x, struct step *s)
+{
+	struct frame *f;
+
+	fscrypt_inode_close(s->fi);
+	s->fi = NULL;
+	if (s->is_dir) {
+		if (!s->skip)
+			s->skip = SKIP_MISSING;
+		f = push_dir(x, s);
+		if (f)
+			return f->skip != SKIP_SILENT;
+	}
+	return leave(x, s);
+}
+
+/* The name as the archive has it: base64url when encrypted */
+static int push_cipher_name(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+
+	if (s->parent->encrypted) {
+		s->comp_len = e2cb_b64url_encode(e->name, e->name_len,
+						 s->comp);
+	} else {
+		s->comp_len = e->name_len;
+		memcpy(s->comp, e->name, s->comp_len);
+	}
+	return pbuf_push(&x->cipher, s->comp, s->comp_len);
+}
+
+/*
+ * The plaintext name, checked: 0 when pushed, 1 when refused (reported;
+ * the ciphertext stands for it), -1 when out of memory.
+ */
+static int push_plain_name(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	uint8_t name[FSCRYPT_NAME_MAX + 1];
+	size_t dec_len, name_len = 0;
+	errcode_t err = 0;
+
+	if (s->parent->encrypted) {
+		s->needs_key = 1;
+		err = fscrypt_decrypt_name(s->parent->names, e->name,
+					   e->name_len, name, &dec_len);
+	} else {
+		dec_len = e->name_len;
+		memcpy(name, e->name, dec_len);
+	}
+	if (!err)
+		err = fscrypt_check_name(name, dec_len, &name_len);
+	if (err) {
+		/* shown by its ciphertext: the name is unusable */
+		pbuf_push(&x->plain, s->comp, s->comp_len);
+		e2cb_x_report(x, err, "name refused; not extracted");
+		if (x->o->list_only)
+			list_entry(x, NULL, NULL, 0, error_message(err));
+		x->refused++;
+		s->skip = SKIP_FAILED;
+		return 1;
+	}
+	return pbuf_push(&x->plain, name, name_len) ? -1 : 0;
+}
+
+/* An entry below a directory that is not extracted */
+static int below_skipped(struct xt *x, struct step *s)
+{
+	int skip = s->parent->skip;
+
+	pbuf_push(&x->plain, s->comp, s->comp_len);
+	if (skip == SKIP_MISSING) {
+		e2cb_x_note_missing(x, &s->parent->spec);
+		if (x->o->list_only)
+			list_entry(x, NULL, NULL, 0, "no key");
+	} else if (skip == SKIP_FAILED) {
+		x->failed++;
+	} else {
+		e2cb_x_stage_file(x, s->e);
+	}
+	if (!s->is_dir)
+		return leave(x, s);
+	s->skip = skip;
+	s->spec = s->parent->spec;
+	if (!push_dir(x, s))
+		return leave(x, s);
+	return skip != SKIP_SILENT;
+}
+
+/*
+ * The entry's own key, if it has one.  0 to go on (a directory whose
+ * key is missing is still made), 1 when the entry is not extracted.
+ */
+static int open_key(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	struct fscrypt_policy pol;
+	errcode_t err;
+
+	if (e->ctx) {
+		s->needs_key = 1;
+		memset(&pol, 0, sizeof(pol));
+		err = fscrypt_parse_context(e->ctx, e->ctx_len, &pol);
+		if (!err)
+			err = e2cb_x_open_inode(x, e, &s->fi);
+		s->spec = pol.key;
+		if (err == FSCRYPT_ET_NO_KEY && s->is_dir) {
+			/* the directory is made; what is in it is not */
+			s->skip = SKIP_MISSING;
+		} else if (err == FSCRYPT_ET_NO_KEY) {
+			e2cb_x_note_missing(x, &pol.key);
+			if (x->o->list_only)
+				list_entry(x, e, NULL, 0, "no key");
+			return 1;
+		} else if (err) {
+			e2cb_x_report(x, err, "cannot decrypt; not extracted");
+			if (x->o->list_only)
+				list_entry(x, e, NULL, 0, error_message(err));
+			x->failed++;
+			s->skip = SKIP_FAILED;
+			return 1;
+		}
+	}
+	if (s->needs_key && !s->skip)
+		x->enc_ok++;
+	if (s->needs_key)
+		x->enc_seen++;
+	return 0;
+}
+
+/* list -k: the entry's line, its symlink target decrypted */
+static int list_one(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	uint8_t *target = NULL;
+	size_t tlen = 0;
+	errcode_t err = 0;
+
+	if (e2cb_x_is_type(e, LINUX_S_IFLNK) && e->target && !e->hardlink) {
+		target = malloc(e->target_len + 1);
+		if (target && s->fi)
+			err = fscrypt_decrypt_symlink(s->fi, e->target,
+						      e->target_len, target,
+						      e->target_len, &tlen);
+		else if (target)
+			memcpy(target, e->target, tlen = e->target_len);
+	}
+	list_entry(x, e, target, tlen, s->skip == SKIP_MISSING ?
+		   "no key for its entries" : err ? error_message(err) : NULL);
+	free(target);
+	x->entries++;
+	if (!s->is_dir || !push_dir(x, s))
+		return leave(x, s);
+	return 1;
+}
+
+/* A further name whose first one, with the data, was not extracted */
+static errcode_t lost_link(struct xt *x)
+{
+	e2cb_x_report(x, 0, "hard link to an entry that was not extracted");
+	return ENOENT;
+}
+
+/* -O: only the data of regular files, once each, in order */
+static errcode_t stream_one(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	errcode_t err;
+
+	if (!e2cb_x_is_type(e, LINUX_S_IFREG) || e2cb_x_link_find(x, e->ino))
+		return 0;
+	if (e->hardlink)
+		return lost_link(x);
+	err = e2cb_x_stream_file(x, e, s->fi);
+	x->files += !err;
+	return err;
+}
+
+/*
+ * The object itself, in its parent's directory.  A directory's
+ * descriptor goes to *fd, and *apply says whether its metadata is to be
+ * set when its entries are done.
+ */
+static errcode_t make_object(struct xt *x, struct step *s, int *fd,
+			     int *apply)
+{
+	const struct xentry *e = s->e;
+	const struct link *l;
+	errcode_t err;
+	int dirfd;
+
+	if (x->o->to_stdout)
+		return stream_one(x, s);
+	if (!s->parent) {
+		*fd = dup(x->root_fd);
+		*apply = x->created_root;
+		return *fd < 0 ? errno : 0;
+	}
+	dirfd = s->parent->fd;
+	if (s->is_dir) {
+		*fd = e2cb_x_extract_dir(x, dirfd, apply);
+		return *fd < 0 ? EEXIST : 0;
+	}
+	l = e2cb_x_link_find(x, e->ino);
+	if (l)
+		return e2cb_x_extract_link(x, dirfd, l);
+	if (e->hardlink)
+		return lost_link(x);
+	if (e2cb_x_is_type(e, LINUX_S_IFREG)) {
+		err = e2cb_x_extract_file(x, dirfd, e2cb_x_cur_name(x), e,
+					  s->fi);
+		x->files += !err;
+		return err;
+	}
+	if (e2cb_x_is_type(e, LINUX_S_IFLNK))
+		return e2cb_x_extract_symlink(x, dirfd, e, s->fi);
+	return e2cb_x_extract_special(x, dirfd, e);
+}
+
+/* The entry made: a directory's frame holds it until its end */
+static int make_one(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	int fd = -1, apply = 0;
+	struct frame *f;
+
+	if (make_object(x, s, &fd, &apply)) {
+		x->failed++;
+		s->skip = SKIP_FAILED;
+		return skip_entry(x, s);
+	}
+	x->entries++;
+	if (!s->is_dir) {
+		if (e->links > 1 && !e2cb_x_link_find(x, e->ino))
+			e2cb_x_link_add(x, e->ino, x->plain.s, x->plain.len,
+					&x->made);
+		return leave(x, s);
+	}
+	f = push_dir(x, s);
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return leave(x, s);
+	}
+	f->fd = fd;
+	f->apply_meta = apply;
+	e2cb_x_meta_from(&f->meta, e);
+	return 1;
+}
+
 /*
  * One entry at @depth (the root is at 0).  Returns 1 when the entry is
  * a directory whose entries the source should go on to give, 0 when not.
  */
 int e2cb_x_process(struct xt *x, const struct xentry *e, size_t depth)
 {
-	struct fscrypt_inode *fi = NULL;
-	struct fscrypt_policy pol;
-	struct frame *parent, *f = NULL;
-	uint8_t name[FSCRYPT_NAME_MAX + 1];
-	char comp[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
-	size_t name_len = 0, comp_len = 0, plain_len, cipher_len;
-	int is_dir = e2cb_x_is_type(e, LINUX_S_IFDIR), sel, needs_key = 0;
-	int apply = 0, fd = -1, skip = SKIP_NONE, descend;
-	const struct link *l;
-	errcode_t err = 0;
+	struct step s;
+	int ret;
 
 	if (e2cb_x_stopped(x))
 		return 0;
-	memset(&pol, 0, sizeof(pol));
 	pop_to(x, depth);
-	parent = depth ? &x->st[depth - 1] : NULL;
-	plain_len = x->plain.len;
-	cipher_len = x->cipher.len;
 	if (depth && x->depth != depth)
 		return 0;
 	if (depth > MAX_DEPTH) {
@@ -265,81 +548,27 @@ int e2cb_x_process(struct xt *x, const struct xentry *e, size_t depth)
 		x->failed++;
 		return 0;
 	}
-
-	/* the names: archive form (base64url when encrypted), plaintext */
-	if (parent) {
-		if (parent->encrypted) {
-			comp_len = e2cb_b64url_encode(e->name, e->name_len,
-						      comp);
-		} else {
-			comp_len = e->name_len;
-			memcpy(comp, e->name, comp_len);
-		}
-		if (pbuf_push(&x->cipher, comp, comp_len))
+	memset(&s, 0, sizeof(s));
+	s.e = e;
+	s.parent = depth ? &x->st[depth - 1] : NULL;
+	s.plain_len = x->plain.len;
+	s.cipher_len = x->cipher.len;
+	s.is_dir = e2cb_x_is_type(e, LINUX_S_IFDIR);
+	if (s.parent) {
+		if (push_cipher_name(x, &s))
 			return 0;
+		if (s.parent->skip)
+			return below_skipped(x, &s);
+		ret = push_plain_name(x, &s);
+		if (ret)
+			return ret < 0 ? leave(x, &s) : skip_entry(x, &s);
 	}
-	if (parent && parent->skip) {
-		/* below a directory that is not extracted */
-		pbuf_push(&x->plain, comp, comp_len);
-		if (parent->skip == SKIP_MISSING) {
-			e2cb_x_note_missing(x, &parent->spec);
-			if (x->o->list_only)
-				list_entry(x, NULL, NULL, 0, "no key");
-		} else if (parent->skip == SKIP_FAILED) {
-			x->failed++;
-		} else {
-			e2cb_x_stage_file(x, e);
-		}
-		descend = 0;
-		if (is_dir) {
-			f = push_frame(x, plain_len, cipher_len);
-			if (f) {
-				f->skip = parent->skip;
-				f->spec = parent->spec;
-				f->encrypted = !!e->ctx;
-				descend = parent->skip != SKIP_SILENT;
-			}
-		}
-		if (!descend && (!is_dir || !f)) {
-			pbuf_cut(&x->plain, plain_len);
-			pbuf_cut(&x->cipher, cipher_len);
-		}
-		return descend;
-	}
-	if (parent) {
-		size_t dec_len;
-
-		if (parent->encrypted) {
-			needs_key = 1;
-			err = fscrypt_decrypt_name(parent->names, e->name,
-						   e->name_len, name,
-						   &dec_len);
-		} else {
-			dec_len = e->name_len;
-			memcpy(name, e->name, dec_len);
-		}
-		if (!err)
-			err = fscrypt_check_name(name, dec_len, &name_len);
-		if (err) {
-			/* shown by its ciphertext: the name is unusable */
-			pbuf_push(&x->plain, comp, comp_len);
-			e2cb_x_report(x, err, "name refused; not extracted");
-			if (x->o->list_only)
-				list_entry(x, NULL, NULL, 0, error_message(err));
-			x->refused++;
-			skip = SKIP_FAILED;
-			goto skip_entry;
-		}
-		if (pbuf_push(&x->plain, name, name_len))
-			return 0;
-	}
-
-	sel = select_path(x, parent ? parent->sel :
-			  x->nsel ? SEL_ANCESTOR : SEL_ALL);
-	if (sel == SEL_NONE || (sel == SEL_ANCESTOR && !is_dir)) {
+	s.sel = select_path(x, s.parent ? s.parent->sel :
+			    x->nsel ? SEL_ANCESTOR : SEL_ALL);
+	if (s.sel == SEL_NONE || (s.sel == SEL_ANCESTOR && !s.is_dir)) {
 		e2cb_x_stage_file(x, e);
-		skip = SKIP_SILENT;
-		goto skip_entry;
+		s.skip = SKIP_SILENT;
+		return skip_entry(x, &s);
 	}
 	if (e->err) {
 		e2cb_x_report(x, e->err, "%s; not extracted",
@@ -347,150 +576,13 @@ int e2cb_x_process(struct xt *x, const struct xentry *e, size_t depth)
 		if (x->o->list_only)
 			list_entry(x, e, NULL, 0, error_message(e->err));
 		x->failed++;
-		goto done;
+		return leave(x, &s);
 	}
-
-	/* the inode's own key: contents, or names and symlink targets */
-	if (e->ctx) {
-		needs_key = 1;
-		err = fscrypt_parse_context(e->ctx, e->ctx_len, &pol);
-		if (!err)
-			err = e2cb_x_open_inode(x, e, &fi);
-		if (err == FSCRYPT_ET_NO_KEY && is_dir) {
-			/* the directory is made; what is in it is not */
-			skip = SKIP_MISSING;
-			err = 0;
-		} else if (err == FSCRYPT_ET_NO_KEY) {
-			e2cb_x_note_missing(x, &pol.key);
-			if (x->o->list_only)
-				list_entry(x, e, NULL, 0, "no key");
-			goto skip_entry;
-		} else if (err) {
-			e2cb_x_report(x, err, "cannot decrypt; not extracted");
-			if (x->o->list_only)
-				list_entry(x, e, NULL, 0, error_message(err));
-			x->failed++;
-			skip = SKIP_FAILED;
-			goto skip_entry;
-		}
-	}
-	if (needs_key && !skip)
-		x->enc_ok++;
-	if (needs_key)
-		x->enc_seen++;
-
-	if (x->o->list_only) {
-		uint8_t *target = NULL;
-		size_t tlen = 0;
-
-		if (e2cb_x_is_type(e, LINUX_S_IFLNK) && e->target && !e->hardlink) {
-			target = malloc(e->target_len + 1);
-			if (target && fi)
-				err = fscrypt_decrypt_symlink(fi, e->target,
-						e->target_len, target,
-						e->target_len, &tlen);
-			else if (target)
-				memcpy(target, e->target,
-				       tlen = e->target_len);
-		}
-		list_entry(x, e, target, tlen, skip == SKIP_MISSING ?
-			   "no key for its entries" : err ?
-			   error_message(err) : NULL);
-		free(target);
-		x->entries++;
-		err = 0;
-		if (!is_dir)
-			goto done;
-		f = push_frame(x, plain_len, cipher_len);
-		if (!f)
-			goto done;
-		f->sel = sel;
-		f->skip = skip;
-		f->spec = pol.key;
-		f->encrypted = !!e->ctx;
-		f->names = fi;
-		return 1;
-	}
-
-	/* the object itself */
-	if (x->o->to_stdout) {
-		/* only the data of regular files, once each, in order */
-		if (!e2cb_x_is_type(e, LINUX_S_IFREG) || e2cb_x_link_find(x, e->ino)) {
-			err = 0;
-		} else if (e->hardlink) {
-			e2cb_x_report(x, 0, "hard link to an entry that was not "
-				      "extracted");
-			err = ENOENT;
-		} else {
-			err = e2cb_x_stream_file(x, e, fi);
-			x->files += !err;
-		}
-	} else if (!parent) {
-		fd = dup(x->root_fd);
-		apply = x->created_root;
-		if (fd < 0)
-			err = errno;
-	} else if (is_dir) {
-		fd = e2cb_x_extract_dir(x, parent->fd, &apply);
-		if (fd < 0)
-			err = EEXIST;
-	} else if ((l = e2cb_x_link_find(x, e->ino)) != NULL) {
-		err = e2cb_x_extract_link(x, parent->fd, l);
-	} else if (e->hardlink) {
-		e2cb_x_report(x, 0, "hard link to an entry that was not extracted");
-		err = ENOENT;
-	} else if (e2cb_x_is_type(e, LINUX_S_IFREG)) {
-		err = e2cb_x_extract_file(x, parent->fd, e2cb_x_cur_name(x), e, fi);
-		x->files += !err;
-	} else if (e2cb_x_is_type(e, LINUX_S_IFLNK)) {
-		err = e2cb_x_extract_symlink(x, parent->fd, e, fi);
-	} else {
-		err = e2cb_x_extract_special(x, parent->fd, e);
-	}
-	if (err) {
-		x->failed++;
-		skip = SKIP_FAILED;
-		goto skip_entry;
-	}
-	x->entries++;
-	if (!is_dir) {
-		if (e->links > 1 && !e2cb_x_link_find(x, e->ino))
-			e2cb_x_link_add(x, e->ino, x->plain.s, x->plain.len,
-					&x->made);
-		goto done;
-	}
-	f = push_frame(x, plain_len, cipher_len);
-	if (!f) {
-		close(fd);
-		goto done;
-	}
-	f->fd = fd;
-	f->sel = sel;
-	f->skip = skip;
-	f->spec = pol.key;
-	f->encrypted = !!e->ctx;
-	f->names = fi;
-	f->apply_meta = apply;
-	e2cb_x_meta_from(&f->meta, e);
-	return 1;
-
-skip_entry:
-	fscrypt_inode_close(fi);
-	fi = NULL;
-	if (is_dir) {
-		f = push_frame(x, plain_len, cipher_len);
-		if (f) {
-			f->skip = skip ? skip : SKIP_MISSING;
-			f->spec = pol.key;
-			f->encrypted = !!e->ctx;
-			return f->skip != SKIP_SILENT;
-		}
-	}
-done:
-	fscrypt_inode_close(fi);
-	pbuf_cut(&x->plain, plain_len);
-	pbuf_cut(&x->cipher, cipher_len);
-	return 0;
+	if (open_key(x, &s))
+		return skip_entry(x, &s);
+	if (x->o->list_only)
+		return list_one(x, &s);
+	return make_one(x, &s);
 }
 
 /* --- the command -------------------------------------------------------- */
