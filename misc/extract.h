@@ -286,6 +286,8 @@ extern void e2cb_x_unstage(struct xt *x);
 extern void e2cb_x_meta_from(struct meta *m, const struct xentry *e);
 extern void e2cb_x_apply_meta(struct xt *x, int fd, int is_path,
 			      const struct meta *m, int type);
+extern void e2cb_x_apply_entry_meta(struct xt *x, int fd, int is_path,
+				    const struct xentry *e);
 
 /* extract_writer.c: the data of regular files, decrypted */
 extern void e2cb_xw_init(struct writer *w, struct xt *x, int fd,

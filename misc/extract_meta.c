@@ -213,3 +213,14 @@ void e2cb_x_meta_from(struct meta *m, const struct xentry *e)
 		m->xattrs_len = e->xattrs_len;
 	}
 }
+
+/* @e's own metadata, to the object @fd holds, made for it just now */
+void e2cb_x_apply_entry_meta(struct xt *x, int fd, int is_path,
+			     const struct xentry *e)
+{
+	struct meta m;
+
+	e2cb_x_meta_from(&m, e);
+	e2cb_x_apply_meta(x, fd, is_path, &m, e->mode & LINUX_S_IFMT);
+	free(m.xattrs);
+}

@@ -114,7 +114,6 @@ errcode_t e2cb_x_extract_file(struct xt *x, int dirfd, const char *name,
 {
 	struct outfile of;
 	struct writer w;
-	struct meta m;
 	uint64_t bytes = x->bytes;
 	errcode_t err;
 
@@ -148,9 +147,7 @@ errcode_t e2cb_x_extract_file(struct xt *x, int dirfd, const char *name,
 			e2cb_x_check_dest(x, err);
 		goto fail;
 	}
-	e2cb_x_meta_from(&m, e);
-	e2cb_x_apply_meta(x, of.fd, 0, &m, LINUX_S_IFREG);
-	free(m.xattrs);
+	e2cb_x_apply_entry_meta(x, of.fd, 0, e);
 	err = e2cb_x_out_link(x, &of, name);
 	if (err) {
 		e2cb_x_report(x, err, "cannot create");
@@ -256,7 +253,6 @@ errcode_t e2cb_x_extract_symlink(struct xt *x, int dirfd,
 	const char *name = e2cb_x_cur_name(x);
 	uint8_t *target;
 	size_t len;
-	struct meta m;
 	errcode_t err = 0;
 	int fd;
 
@@ -294,9 +290,7 @@ errcode_t e2cb_x_extract_symlink(struct xt *x, int dirfd,
 		err = EEXIST;
 		goto out;
 	}
-	e2cb_x_meta_from(&m, e);
-	e2cb_x_apply_meta(x, fd, 1, &m, LINUX_S_IFLNK);
-	free(m.xattrs);
+	e2cb_x_apply_entry_meta(x, fd, 1, e);
 	close(fd);
 out:
 	fscrypt_wipe(target, e->target_len + 1);
@@ -311,7 +305,6 @@ errcode_t e2cb_x_extract_special(struct xt *x, int dirfd,
 	int type = e->mode & LINUX_S_IFMT;
 	mode_t mode = 0600;
 	dev_t dev = 0;
-	struct meta m;
 	int fd;
 
 	switch (type) {
@@ -352,9 +345,7 @@ errcode_t e2cb_x_extract_special(struct xt *x, int dirfd,
 	fd = e2cb_x_open_made(x, dirfd, name, mode & S_IFMT, dev);
 	if (fd < 0)
 		return EEXIST;
-	e2cb_x_meta_from(&m, e);
-	e2cb_x_apply_meta(x, fd, 1, &m, type);
-	free(m.xattrs);
+	e2cb_x_apply_entry_meta(x, fd, 1, e);
 	close(fd);
 	return 0;
 }
