@@ -108,6 +108,23 @@ static int open_parent(struct xt *x, char *path, const char **last)
 	return fd;
 }
 
+/*
+ * The source's data of @e through @w, all of it written or failed when
+ * this returns: the pipe may still be writing when the feed fails.
+ */
+static errcode_t feed_data(struct xt *x, const struct xentry *e,
+			   struct writer *w)
+{
+	errcode_t err;
+
+	err = x->feed(x, e, w);
+	if (err)
+		w->len = 0;	/* nothing more of this file goes out */
+	e2cb_xw_finish(w);
+	e2cb_xw_release(w);
+	return err ? err : w->err;
+}
+
 errcode_t e2cb_x_extract_file(struct xt *x, int dirfd, const char *name,
 			      const struct xentry *e,
 			      struct fscrypt_inode *fi)
@@ -126,14 +143,7 @@ errcode_t e2cb_x_extract_file(struct xt *x, int dirfd, const char *name,
 		return err;
 	}
 	e2cb_xw_init(&w, x, of.fd, fi, e->size);
-	err = x->feed(x, e, &w);
-	if (err)
-		w.len = 0;	/* nothing more of this file goes out */
-	/* the pipe may still be writing it: always wait for it */
-	e2cb_xw_finish(&w);
-	e2cb_xw_release(&w);
-	if (!err)
-		err = w.err;
+	err = feed_data(x, e, &w);
 	if (!err && (ftruncate(of.fd, e->size) < 0 ||
 		     fstat(of.fd, &x->made) < 0)) {
 		err = errno;
@@ -176,13 +186,7 @@ errcode_t e2cb_x_stream_file(struct xt *x, const struct xentry *e,
 
 	e2cb_xw_init(&w, x, STDOUT_FILENO, fi, e->size);
 	w.stream = 1;
-	err = x->feed(x, e, &w);
-	if (err)
-		w.len = 0;
-	e2cb_xw_finish(&w);
-	e2cb_xw_release(&w);
-	if (!err)
-		err = w.err;
+	err = feed_data(x, e, &w);
 	if (!err) {
 		/* a hole at the end */
 		err = e2cb_xw_stream_out(&w, NULL, 0, e->size);
