@@ -23,6 +23,7 @@ static errcode_t archive_data(const struct e2cb_entry *ae EXT2FS_ATTR((unused)),
 	return e2cb_xw_add(priv, off, buf, len);
 }
 
+/* The archive is damaged, as the reader found: nothing more is read */
 static void report_damage(struct xt *x)
 {
 	fflush(stdout);
@@ -176,12 +177,8 @@ void e2cb_x_walk_archive(struct xt *x)
 		}
 		e2cb_x_process(x, &xe, e->depth);
 	}
-	if (!x->damaged && ret < 0) {
-		fflush(stdout);
-		fprintf(stderr, "%s: %s: damaged: %s\n", program_name,
-			x->o->source, e2cb_reader_error(x->r));
-		x->damaged = 1;
-	}
+	if (!x->damaged && ret < 0)
+		report_damage(x);
 }
 
 int e2cb_x_open_archive(struct xt *x, uint8_t salt[16])

@@ -28,9 +28,17 @@ struct run_ctx {
 	errcode_t err;
 };
 
+static void report_bad_block(struct xt *x, errcode_t err, blk64_t blk,
+			     uint64_t byte)
+{
+	e2cb_x_report(x, err, "cannot read block %llu (byte %llu of the "
+		      "data)", (unsigned long long) blk,
+		      (unsigned long long) byte);
+}
+
 /* Name the first block of @count at @pblk that cannot be read. */
-static void report_bad_block(struct run_ctx *rc, blk64_t pblk, blk64_t count,
-			     blk64_t lblk)
+static void report_bad_run(struct run_ctx *rc, blk64_t pblk, blk64_t count,
+			   blk64_t lblk)
 {
 	ext2_filsys fs = rc->x->fs;
 	errcode_t err = rc->err;
@@ -44,10 +52,8 @@ static void report_bad_block(struct run_ctx *rc, blk64_t pblk, blk64_t count,
 	}
 	if (i == count)
 		i = 0;
-	e2cb_x_report(rc->x, err ? err : rc->err, "cannot read block %llu "
-		      "(byte %llu of the data)",
-		      (unsigned long long) (pblk + i),
-		      (unsigned long long) ((lblk + i) * fs->blocksize));
+	report_bad_block(rc->x, err ? err : rc->err, pblk + i,
+			 (lblk + i) * fs->blocksize);
 }
 
 static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
@@ -76,7 +82,7 @@ static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 				rc->err = io_channel_read_blk64(fs->io, pblk,
 								n, dst);
 			if (rc->err) {
-				report_bad_block(rc, pblk, n, lblk);
+				report_bad_run(rc, pblk, n, lblk);
 				return BLOCK_ABORT;
 			}
 			e2cb_xw_commit(rc->w, n * fs->blocksize);
@@ -84,7 +90,7 @@ static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 			rc->err = io_channel_read_blk64(fs->io, pblk, n,
 							rc->x->iobuf);
 			if (rc->err) {
-				report_bad_block(rc, pblk, n, lblk);
+				report_bad_run(rc, pblk, n, lblk);
 				return BLOCK_ABORT;
 			}
 			e2cb_xw_add(rc->w, lblk * fs->blocksize, rc->x->iobuf,
@@ -118,11 +124,9 @@ static errcode_t image_feed(struct xt *x, const struct xentry *e,
 			return err;
 		e2cb_xw_finish(w);
 		if (w->read_err) {
-			e2cb_x_report(x, w->read_err, "cannot read block %llu "
-				      "(byte %llu of the data)",
-				      (unsigned long long) (w->bad_pos /
-							    x->block_size),
-				      (unsigned long long) w->bad_byte);
+			report_bad_block(x, w->read_err,
+					 w->bad_pos / x->block_size,
+					 w->bad_byte);
 			w->reported = 1;
 		}
 		return w->read_err;
