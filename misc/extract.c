@@ -83,12 +83,13 @@ void e2cb_x_put_path(FILE *f, const char *s, size_t len)
 	}
 }
 
-static void vreport(const char *path, size_t len, errcode_t err,
-		    const char *fmt, va_list ap)
+/* The entry at the current plaintext path: what of it went wrong */
+static void vreport(struct xt *x, errcode_t err, const char *fmt,
+		    va_list ap)
 {
 	fflush(stdout);
 	fprintf(stderr, "%s: ", program_name);
-	e2cb_x_put_path(stderr, path, len);
+	e2cb_x_put_path(stderr, x->plain.s ? x->plain.s : "", x->plain.len);
 	fputs(": ", stderr);
 	vfprintf(stderr, fmt, ap);
 	if (err)
@@ -96,14 +97,24 @@ static void vreport(const char *path, size_t len, errcode_t err,
 	fputc('\n', stderr);
 }
 
-/* A message about the entry at the current plaintext path */
 void e2cb_x_report(struct xt *x, errcode_t err, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(x->plain.s ? x->plain.s : "", x->plain.len, err, fmt, ap);
+	vreport(x, err, fmt, ap);
 	va_end(ap);
+}
+
+/* What the destination refused: a full or failing one stops the run */
+void e2cb_x_report_dest(struct xt *x, errcode_t err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(x, err, fmt, ap);
+	va_end(ap);
+	e2cb_x_check_dest(x, err);
 }
 
 /* The current name: the last component of the plaintext path */

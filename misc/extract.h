@@ -224,6 +224,9 @@ extern int e2cb_x_process(struct xt *x, const struct xentry *e,
 extern void e2cb_x_put_path(FILE *f, const char *s, size_t len);
 extern void e2cb_x_report(struct xt *x, errcode_t err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+extern void e2cb_x_report_dest(struct xt *x, errcode_t err,
+			       const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 extern const char *e2cb_x_cur_name(struct xt *x);
 
 /* extract_keys.c: the keys, given and missing */

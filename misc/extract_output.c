@@ -49,9 +49,8 @@ int e2cb_x_make_room(struct xt *x, int dirfd, const char *name, int want_dir)
 	if (unlinkat(dirfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0)) {
 		int err = errno;
 
-		e2cb_x_report(x, err, "cannot replace the existing %s",
-			      S_ISDIR(st.st_mode) ? "directory" : "entry");
-		e2cb_x_check_dest(x, err);
+		e2cb_x_report_dest(x, err, "cannot replace the existing %s",
+				   S_ISDIR(st.st_mode) ? "directory" : "entry");
 		return -1;
 	}
 	return 0;

@@ -138,8 +138,7 @@ errcode_t e2cb_x_extract_file(struct xt *x, int dirfd, const char *name,
 		return EEXIST;
 	err = e2cb_x_out_create(x, dirfd, &of);
 	if (err) {
-		e2cb_x_report(x, err, "cannot create");
-		e2cb_x_check_dest(x, err);
+		e2cb_x_report_dest(x, err, "cannot create");
 		return err;
 	}
 	e2cb_xw_init(&w, x, of.fd, fi, e->size);
@@ -160,8 +159,7 @@ errcode_t e2cb_x_extract_file(struct xt *x, int dirfd, const char *name,
 	e2cb_x_apply_entry_meta(x, of.fd, 0, e);
 	err = e2cb_x_out_link(x, &of, name);
 	if (err) {
-		e2cb_x_report(x, err, "cannot create");
-		e2cb_x_check_dest(x, err);
+		e2cb_x_report_dest(x, err, "cannot create");
 		x->bytes = bytes;
 		return err;
 	}
@@ -239,8 +237,7 @@ errcode_t e2cb_x_extract_link(struct xt *x, int dirfd, const struct link *l)
 		err = EEXIST;
 	} else if (e2cb_x_link_fd(fd, dirfd, name) < 0) {
 		err = errno;
-		e2cb_x_report(x, err, "cannot link to %s", l->path);
-		e2cb_x_check_dest(x, err);
+		e2cb_x_report_dest(x, err, "cannot link to %s", l->path);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -285,8 +282,7 @@ errcode_t e2cb_x_extract_symlink(struct xt *x, int dirfd,
 	}
 	if (symlinkat((char *) target, dirfd, name) < 0) {
 		err = errno;
-		e2cb_x_report(x, err, "cannot create the symlink");
-		e2cb_x_check_dest(x, err);
+		e2cb_x_report_dest(x, err, "cannot create the symlink");
 		goto out;
 	}
 	fd = e2cb_x_open_made(x, dirfd, name, S_IFLNK, 0);
@@ -342,8 +338,7 @@ errcode_t e2cb_x_extract_special(struct xt *x, int dirfd,
 	if (mknodat(dirfd, name, mode, dev) < 0) {
 		errcode_t err = errno;
 
-		e2cb_x_report(x, err, "cannot create");
-		e2cb_x_check_dest(x, err);
+		e2cb_x_report_dest(x, err, "cannot create");
 		return err;
 	}
 	fd = e2cb_x_open_made(x, dirfd, name, mode & S_IFMT, dev);
@@ -368,8 +363,7 @@ int e2cb_x_extract_dir(struct xt *x, int dirfd, int *apply)
 	if (room == 0 && mkdirat(dirfd, name, 0700) < 0) {
 		int err = errno;
 
-		e2cb_x_report(x, err, "cannot create the directory");
-		e2cb_x_check_dest(x, err);
+		e2cb_x_report_dest(x, err, "cannot create the directory");
 		return -1;
 	}
 	/* an existing directory is merged into, its own metadata kept */
