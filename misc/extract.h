@@ -168,7 +168,7 @@ struct xt {
 	uint64_t enc_seen, enc_ok;
 	int damaged;
 	errcode_t stop;			/* the output failed: no more entries */
-	int stop_cut;			/* -O: a file in the stream is cut short */
+	int stop_cut;			/* -O: a file streamed is cut short */
 	int anon_files;			/* files are made with O_TMPFILE */
 	int tmp_dirfd;			/* else the file being written is */
 	char tmp_name[64];		/* tmp_name in tmp_dirfd, or "" */
@@ -189,7 +189,7 @@ struct writer {
 	uint64_t off;			/* of what is in buf */
 	size_t len;
 	errcode_t err;
-	int write_failed;		/* err is the output's, not the input's */
+	int write_failed;		/* the output failed, not the source */
 	int reported;			/* the feed has said what went wrong */
 	uint64_t done_bytes;		/* written by the pipe's jobs */
 	int stream;			/* -O: fd is written in order */
@@ -198,7 +198,7 @@ struct writer {
 	int read_fd;			/* what they read */
 	struct e2cb_reader *sum_to;	/* they sum what they read into it */
 	errcode_t read_err;		/* the first read of theirs failed */
-	uint64_t bad_pos, bad_byte;	/* at this byte of read_fd, of the data */
+	uint64_t bad_pos, bad_byte;	/* where: in read_fd, in the data */
 };
 
 /*

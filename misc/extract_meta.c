@@ -38,7 +38,7 @@ static void *acl_from_disk(const uint8_t *v, size_t len, size_t *out_len)
 	for (v += 4, len -= 4; len >= 4; o += 8) {
 		tag = v[0] | v[1] << 8;
 		memcpy(o, v, 4);
-		if (tag == 0x02 || tag == 0x08) {	/* ACL_USER, ACL_GROUP */
+		if (tag == 0x02 || tag == 0x08) { /* ACL_USER, ACL_GROUP */
 			if (len < 8)
 				break;
 			memcpy(o + 4, v + 4, 4);
