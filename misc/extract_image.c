@@ -290,13 +290,37 @@ static errcode_t check_image_inode(struct xt *x, ext2_ino_t ino,
 static void walk_image_dir(struct xt *x, ext2_ino_t dir,
 			   struct ext2_inode_large *inode, size_t depth);
 
+/* What the inode's own fields say of the entry */
+static void entry_from_inode(struct xentry *xe, ext2_ino_t ino,
+			     struct ext2_inode_large *inode, size_t isize)
+{
+	struct e2cb_inode_rec rec;
+
+	xe->ino = ino;
+	xe->mode = inode->i_mode;
+	xe->uid = inode_uid(*inode);
+	xe->gid = inode_gid(*inode);
+	xe->links = inode->i_links_count;
+	xe->size = EXT2_I_SIZE(inode);
+	memset(&rec, 0, sizeof(rec));
+	e2cb_inode_times(inode, isize, &rec);
+	xe->atime = rec.atime;
+	xe->mtime = rec.mtime;
+	if (LINUX_S_ISCHR(xe->mode) || LINUX_S_ISBLK(xe->mode))
+		e2cb_inode_rdev((struct ext2_inode *) inode, &xe->rdev_major,
+				&xe->rdev_minor);
+}
+
+/*
+ * Inode @ino, reached by @name (NULL: the root), given to the driver;
+ * a directory's entries follow it, depth first.
+ */
 static void image_entry(struct xt *x, ext2_ino_t ino,
 			const struct ext4_encrypted_name *name, size_t depth)
 {
 	size_t isize = EXT2_INODE_SIZE(x->fs->super), len;
 	struct ext2_inode_large *inode;
 	struct xattr_collect xc;
-	struct e2cb_inode_rec rec;
 	struct xentry xe;
 	uint8_t ctx[EXT4_ENCRYPTED_METADATA_MAX], *target = NULL;
 	errcode_t err;
@@ -325,19 +349,7 @@ static void image_entry(struct xt *x, ext2_ino_t ino,
 		goto out;
 	}
 	xe.err = check_image_inode(x, ino, inode);
-	xe.ino = ino;
-	xe.mode = inode->i_mode;
-	xe.uid = inode_uid(*inode);
-	xe.gid = inode_gid(*inode);
-	xe.links = inode->i_links_count;
-	xe.size = EXT2_I_SIZE(inode);
-	memset(&rec, 0, sizeof(rec));
-	e2cb_inode_times(inode, isize, &rec);
-	xe.atime = rec.atime;
-	xe.mtime = rec.mtime;
-	if (LINUX_S_ISCHR(xe.mode) || LINUX_S_ISBLK(xe.mode))
-		e2cb_inode_rdev((struct ext2_inode *) inode, &xe.rdev_major,
-				&xe.rdev_minor);
+	entry_from_inode(&xe, ino, inode, isize);
 	if (!xe.err && (inode->i_flags & EXT4_ENCRYPT_FL)) {
 		xe.ctx = ctx;
 		xe.err = ext2fs_get_encryption_context(x->fs, ino, inode, ctx,
