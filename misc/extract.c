@@ -638,6 +638,29 @@ static int set_selection(struct xt *x)
 	return 0;
 }
 
+/* The counts of the run: on standard output, unless -O's data is there */
+static void print_summary(struct xt *x)
+{
+	if (x->o->list_only) {
+		printf("%s: %llu entries listed, %llu without key, %llu "
+		       "refused, %llu failed\n", x->o->source,
+		       (unsigned long long) x->entries,
+		       (unsigned long long) x->missing,
+		       (unsigned long long) x->refused,
+		       (unsigned long long) x->failed);
+		return;
+	}
+	fprintf(x->o->to_stdout ? stderr : stdout,
+		"%s: extracted %llu entries, %llu files, %llu bytes; "
+		"%llu without key, %llu refused, %llu failed\n",
+		x->o->source, (unsigned long long) x->entries,
+		(unsigned long long) x->files,
+		(unsigned long long) x->bytes,
+		(unsigned long long) x->missing,
+		(unsigned long long) x->refused,
+		(unsigned long long) x->failed);
+}
+
 static int finish(struct xt *x)
 {
 	const struct e2cb_trailer *t;
@@ -675,24 +698,7 @@ static int finish(struct xt *x)
 			"(see above)\n", program_name,
 			(unsigned long long) x->xattr_warnings);
 	fflush(stderr);
-	if (x->o->list_only)
-		printf("%s: %llu entries listed, %llu without key, %llu "
-		       "refused, %llu failed\n", x->o->source,
-		       (unsigned long long) x->entries,
-		       (unsigned long long) x->missing,
-		       (unsigned long long) x->refused,
-		       (unsigned long long) x->failed);
-	else
-		/* with -O, standard output carries the data */
-		fprintf(x->o->to_stdout ? stderr : stdout,
-		       "%s: extracted %llu entries, %llu files, %llu bytes; "
-		       "%llu without key, %llu refused, %llu failed\n",
-		       x->o->source, (unsigned long long) x->entries,
-		       (unsigned long long) x->files,
-		       (unsigned long long) x->bytes,
-		       (unsigned long long) x->missing,
-		       (unsigned long long) x->refused,
-		       (unsigned long long) x->failed);
+	print_summary(x);
 	if (x->stop_cut) {
 		fflush(stdout);
 		fprintf(stderr, "%s: standard output: a file is cut short "
