@@ -268,13 +268,12 @@ static void w_new_buf(struct writer *w, uint64_t off)
 }
 
 /*
- * Room in the buffer for encrypted data at @off, to read straight into
- * (no copy), or NULL: then e2cb_xw_add() takes the data.
+ * Where the data at @off goes: on in the buffer being filled, or at the
+ * start of a new one.  NULL when the writer failed, or when @off, not
+ * following what is buffered, does not start a data unit.
  */
-uint8_t *e2cb_xw_room(struct writer *w, uint64_t off, size_t *room)
+static uint8_t *w_buf_at(struct writer *w, uint64_t off)
 {
-	if (w->err || !w->fi || off >= w->end)
-		return NULL;
 	if (w->len && off != w->off + w->len)
 		w_flush(w);
 	if (w->err)
@@ -284,8 +283,23 @@ uint8_t *e2cb_xw_room(struct writer *w, uint64_t off, size_t *room)
 			return NULL;
 		w_new_buf(w, off);
 	}
-	*room = IOBUF_SIZE - w->len;
 	return w->buf + w->len;
+}
+
+/*
+ * Room in the buffer for encrypted data at @off, to read straight into
+ * (no copy), or NULL: then e2cb_xw_add() takes the data.
+ */
+uint8_t *e2cb_xw_room(struct writer *w, uint64_t off, size_t *room)
+{
+	uint8_t *dst;
+
+	if (w->err || !w->fi || off >= w->end)
+		return NULL;
+	dst = w_buf_at(w, off);
+	if (dst)
+		*room = IOBUF_SIZE - w->len;
+	return dst;
 }
 
 /*
@@ -325,6 +339,7 @@ void e2cb_xw_commit(struct writer *w, size_t len)
 errcode_t e2cb_xw_add(struct writer *w, uint64_t off, const uint8_t *data,
 		      size_t len)
 {
+	uint8_t *dst;
 	size_t n;
 
 	if (w->err)
@@ -341,20 +356,17 @@ errcode_t e2cb_xw_add(struct writer *w, uint64_t off, const uint8_t *data,
 			w->x->bytes += len;
 		return 0;
 	}
-	if (w->len && off != w->off + w->len)
-		w_flush(w);
 	while (len && !w->err) {
-		if (!w->len) {
-			if (off % w->du) {
+		dst = w_buf_at(w, off);
+		if (!dst) {
+			if (!w->err)
 				w->err = FSCRYPT_ET_BAD_LENGTH;
-				break;
-			}
-			w_new_buf(w, off);
+			break;
 		}
 		n = IOBUF_SIZE - w->len;
 		if (n > len)
 			n = len;
-		memcpy(w->buf + w->len, data, n);
+		memcpy(dst, data, n);
 		w->len += n;
 		data += n;
 		off += n;
