@@ -145,7 +145,7 @@ struct xt {
 	uid_t euid;
 	unsigned int policy;		/* E2CB_NO_*: what the archive may do */
 	uint32_t umask;			/* for E2CB_NO_SAME_PERMS */
-	struct stat made;		/* the object extract_*() last made */
+	struct stat made;		/* what e2cb_x_extract_*() last made */
 	struct frame *st;
 	size_t depth, st_size;
 	struct pbuf plain, cipher;
@@ -194,7 +194,7 @@ struct writer {
 	uint64_t done_bytes;		/* written by the pipe's jobs */
 	int stream;			/* -O: fd is written in order */
 	uint64_t pos;			/* stream: bytes written so far */
-	int plan;			/* w_plan_read(): the workers read */
+	int plan;			/* e2cb_xw_plan_read(): workers read */
 	int read_fd;			/* what they read */
 	struct e2cb_reader *sum_to;	/* they sum what they read into it */
 	errcode_t read_err;		/* the first read of theirs failed */

@@ -110,8 +110,8 @@ void e2cb_xw_read_error(struct writer *w, errcode_t err, uint64_t pos,
 
 /*
  * A worker's reads of the plan of @buf, which holds the data at @off.
- * A failure is narrowed to its first block, kept for image_feed() to
- * name (only the first of all the workers' is).
+ * A failure is narrowed to its first block, kept for the feed to name
+ * (only the first of all the workers' is).
  */
 static errcode_t read_planned(struct writer *w, uint8_t *buf, uint64_t off)
 {
@@ -304,9 +304,10 @@ uint8_t *e2cb_xw_room(struct writer *w, uint64_t off, size_t *room)
 
 /*
  * Instead of reading them: the @len bytes at @pos of w->read_fd go to
- * @dst, room e2cb_xw_room() gave, when a worker takes the buffer.  A buffer
- * gets a segment for each extent of an image's file in it, at most one
- * a block; an archive's stretches of data lie back to back: one.
+ * @dst, room e2cb_xw_room() gave, when a worker takes the buffer.  A
+ * buffer gets a segment for each extent of an image's file in it, at
+ * most one a block; an archive's stretches of data lie back to back:
+ * one.
  */
 void e2cb_xw_plan_read(struct writer *w, uint8_t *dst, uint64_t pos,
 		       uint32_t len)
