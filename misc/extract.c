@@ -27,15 +27,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <signal.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/xattr.h>
 #include <et/com_err.h>
-#include "ext2fs/journal_replay.h"
 #include "extract.h"
+
+/* A PATH operand, and whether it was found */
+struct sel_path {
+	char *s;
+	size_t len;
+	int found;
+};
 
 /* --- paths ---------------------------------------------------------------- */
 

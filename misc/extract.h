@@ -36,6 +36,7 @@ enum skip {
 /* Where an entry stands with respect to the PATH operands */
 enum sel { SEL_ALL, SEL_ANCESTOR, SEL_NONE };
 
+/* A path built one component at a time, as the walk goes down */
 struct pbuf {
 	char *s;
 	size_t len, size;
@@ -49,6 +50,7 @@ struct meta {
 	size_t xattrs_len;
 };
 
+/* A directory on the way down, until its last entry is done */
 struct frame {
 	int fd;				/* -1: not created */
 	int skip;
@@ -81,25 +83,13 @@ struct xentry {
 	const char *err_what;		/* what err stops, for the message */
 };
 
+/* An inode written with more than one name: where its first went */
 struct link {
 	uint32_t ino;
 	char *path;			/* plaintext, relative to DIR */
 	size_t len;
 	dev_t dev;			/* the inode written, to find again */
 	ino_t host_ino;
-};
-
-struct missing {
-	struct fscrypt_key_spec spec;
-	uint64_t count;
-	char **paths;
-	size_t npaths, size;
-};
-
-struct sel_path {
-	char *s;
-	size_t len;
-	int found;
 };
 
 /*
@@ -125,11 +115,14 @@ struct read_plan {
 
 struct xt;
 struct writer;
+struct missing;			/* extract_keys.c's */
+struct sel_path;		/* extract.c's */
 
 /* How a source writes the data of a regular file */
 typedef errcode_t (*feed_func)(struct xt *x, const struct xentry *e,
 			       struct writer *w);
 
+/* One run of extract or list -k, as all its modules see it */
 struct xt {
 	const struct e2cb_extract_opts *o;
 	struct fscrypt_keyring *kr;

@@ -18,6 +18,14 @@
 #include <et/com_err.h>
 #include "extract.h"
 
+/* A key not given, and the entries it would have opened */
+struct missing {
+	struct fscrypt_key_spec spec;
+	uint64_t count;
+	char **paths;
+	size_t npaths, size;
+};
+
 void e2cb_x_note_missing(struct xt *x, const struct fscrypt_key_spec *spec)
 {
 	struct missing *m = NULL;
