@@ -21,6 +21,7 @@
 #include <sys/sysmacros.h>
 #include "extract.h"
 
+/* Where the first name of image or archive inode @ino went, or NULL */
 const struct link *e2cb_x_link_find(struct xt *x, uint32_t ino)
 {
 	size_t i;
@@ -34,6 +35,7 @@ const struct link *e2cb_x_link_find(struct xt *x, uint32_t ino)
 	return NULL;
 }
 
+/* @made, just written as @path, takes further names of @ino from now */
 void e2cb_x_link_add(struct xt *x, uint32_t ino, const char *path,
 		     size_t len, const struct stat *made)
 {
@@ -75,6 +77,7 @@ void e2cb_x_link_add(struct xt *x, uint32_t ino, const char *path,
 	x->nlinks++;
 }
 
+/* The table goes, with the run */
 void e2cb_x_free_links(struct xt *x)
 {
 	size_t i;
@@ -125,6 +128,10 @@ static errcode_t feed_data(struct xt *x, const struct xentry *e,
 	return err ? err : w->err;
 }
 
+/*
+ * A regular file: its data, then its metadata, and only then its name,
+ * so that what has the name is whole.
+ */
 errcode_t e2cb_x_extract_file(struct xt *x, int dirfd, const char *name,
 			      const struct xentry *e,
 			      struct fscrypt_inode *fi)
