@@ -33,13 +33,6 @@
 #include <et/com_err.h>
 #include "extract.h"
 
-/* A PATH operand, and whether it was found */
-struct sel_path {
-	char *s;
-	size_t len;
-	int found;
-};
-
 /* --- paths ---------------------------------------------------------------- */
 
 static int pbuf_push(struct pbuf *p, const void *comp, size_t len)
@@ -126,60 +119,6 @@ const char *e2cb_x_cur_name(struct xt *x)
 	const char *slash = strrchr(x->plain.s, '/');
 
 	return slash ? slash + 1 : x->plain.s;
-}
-
-/* --- the selection of PATHs ----------------------------------------------- */
-
-static int select_path(struct xt *x, int parent_sel)
-{
-	const char *p = x->plain.s ? x->plain.s : "";
-	size_t len = x->plain.len, i;
-	int sel = SEL_NONE;
-
-	if (parent_sel == SEL_ALL)
-		return SEL_ALL;
-	for (i = 0; i < x->nsel; i++) {
-		struct sel_path *s = &x->sel[i];
-
-		if (s->len == len && !memcmp(s->s, p, len)) {
-			s->found = 1;
-			return SEL_ALL;
-		}
-		if (len < s->len && (!len || s->s[len] == '/') &&
-		    !memcmp(s->s, p, len))
-			sel = SEL_ANCESTOR;
-	}
-	return sel;
-}
-
-/* "/home//alice/" -> "home/alice"; NULL for ".." or an unusable path */
-static char *normalize_sel(const char *in)
-{
-	char *out = malloc(strlen(in) + 1), *o = out;
-	const char *p = in, *end;
-	size_t len;
-
-	if (!out)
-		return NULL;
-	while (*p) {
-		for (; *p == '/'; p++)
-			;
-		end = strchr(p, '/');
-		len = end ? (size_t) (end - p) : strlen(p);
-		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			free(out);
-			return NULL;
-		}
-		if (len && !(len == 1 && p[0] == '.')) {
-			if (o != out)
-				*o++ = '/';
-			memcpy(o, p, len);
-			o += len;
-		}
-		p += len;
-	}
-	*o = 0;
-	return out;
 }
 
 /* --- the tree walk shared by both sources --------------------------------- */
@@ -577,8 +516,8 @@ int e2cb_x_process(struct xt *x, const struct xentry *e, size_t depth)
 		if (ret)
 			return ret < 0 ? leave(x, &s) : skip_entry(x, &s);
 	}
-	s.sel = select_path(x, s.parent ? s.parent->sel :
-			    x->nsel ? SEL_ANCESTOR : SEL_ALL);
+	s.sel = e2cb_x_select(x, s.parent ? s.parent->sel :
+			      x->nsel ? SEL_ANCESTOR : SEL_ALL);
 	if (s.sel == SEL_NONE || (s.sel == SEL_ANCESTOR && !s.is_dir)) {
 		e2cb_x_stage_file(x, e);
 		s.skip = SKIP_SILENT;
@@ -619,28 +558,6 @@ static int open_output(struct xt *x)
 	return 0;
 }
 
-static int set_selection(struct xt *x)
-{
-	int i;
-
-	if (!x->o->npaths)
-		return 0;
-	x->sel = calloc(x->o->npaths, sizeof(*x->sel));
-	if (!x->sel)
-		return E2CB_EXIT_ERROR;
-	for (i = 0; i < x->o->npaths; i++) {
-		x->sel[i].s = normalize_sel(x->o->paths[i]);
-		if (!x->sel[i].s) {
-			fprintf(stderr, "%s: %s: a PATH may not contain "
-				"'..'\n", program_name, x->o->paths[i]);
-			return E2CB_EXIT_USAGE;
-		}
-		x->sel[i].len = strlen(x->sel[i].s);
-		x->nsel++;
-	}
-	return 0;
-}
-
 /* The counts of the run: on standard output, unless -O's data is there */
 static void print_summary(struct xt *x)
 {
@@ -667,16 +584,9 @@ static void print_summary(struct xt *x)
 static int finish(struct xt *x)
 {
 	const struct e2cb_trailer *t;
-	size_t i;
-	int notfound = 0, incomplete = 0;
+	int notfound, incomplete = 0;
 
-	for (i = 0; i < x->nsel; i++) {
-		if (x->sel[i].found)
-			continue;
-		fprintf(stderr, "%s: %s: not found in %s\n", program_name,
-			x->o->paths[i], x->o->source);
-		notfound++;
-	}
+	notfound = e2cb_x_report_unselected(x);
 	/* what the backup could not read is not here either */
 	t = x->r && !x->damaged ? e2cb_reader_trailer(x->r) : NULL;
 	if (t && (t->tflags & E2CB_TF_INCOMPLETE)) {
@@ -734,16 +644,12 @@ static int finish(struct xt *x)
 
 static void xt_free(struct xt *x)
 {
-	size_t i;
-
 	pop_to(x, 0);
 	e2cb_x_unstage(x);
 	free(x->st);
 	e2cb_x_free_links(x);
 	e2cb_x_free_missing(x);
-	for (i = 0; i < x->nsel; i++)
-		free(x->sel[i].s);
-	free(x->sel);
+	e2cb_x_free_selection(x);
 	free(x->plain.s);
 	free(x->cipher.s);
 	free(x->iobuf);
@@ -802,7 +708,7 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 		ret = E2CB_EXIT_ERROR;
 		goto out;
 	}
-	ret = set_selection(&x);
+	ret = e2cb_x_set_selection(&x);
 	if (ret)
 		goto out;
 	image = e2cb_x_looks_like_image(opts->source);

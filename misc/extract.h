@@ -5,7 +5,8 @@
  * sources (extract_archive.c, extract_image.c) give the entries, and
  * the output side (extract_tree.c, with extract_output.c for its
  * safety, extract_meta.c for what is applied to each object and
- * extract_writer.c for the data) makes them.  Private to those files.
+ * extract_writer.c for the data) makes them.  extract_keys.c holds the
+ * keys, extract_select.c the PATHs asked for.  Private to those files.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -116,7 +117,7 @@ struct read_plan {
 struct xt;
 struct writer;
 struct missing;			/* extract_keys.c's */
-struct sel_path;		/* extract.c's */
+struct sel_path;		/* extract_select.c's */
 
 /* How a source writes the data of a regular file */
 typedef errcode_t (*feed_func)(struct xt *x, const struct xentry *e,
@@ -221,6 +222,12 @@ extern void e2cb_x_report_dest(struct xt *x, errcode_t err,
 			       const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 extern const char *e2cb_x_cur_name(struct xt *x);
+
+/* extract_select.c: the PATHs asked for */
+extern int e2cb_x_set_selection(struct xt *x);
+extern int e2cb_x_select(struct xt *x, int parent_sel);
+extern int e2cb_x_report_unselected(struct xt *x);
+extern void e2cb_x_free_selection(struct xt *x);
 
 /* extract_keys.c: the keys, given and missing */
 extern int e2cb_x_load_keys(struct xt *x, const uint8_t salt[16]);
