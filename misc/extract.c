@@ -11,6 +11,10 @@
  * times go through a descriptor of the object made, never its name: in
  * a directory another user can write, the name may be a symlink by then.
  *
+ * This file holds the command and the per-entry driver; the sources, the
+ * objects written and what keeps them safe are in the extract_*.c files
+ * (see extract.h).
+ *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
  */
@@ -23,197 +27,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <signal.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/xattr.h>
 #include <et/com_err.h>
-#include "e2cryptbak.h"
-#include "fscrypt/fscrypt.h"
-#include "ext2fs/journal_replay.h"
-
-#define IOBUF_SIZE	(1024 * 1024)
-#define PIPE_BUFS	(E2CB_PIPE_MAX_WORKERS + 2)
-#define MAX_READ_SEGS	(IOBUF_SIZE / EXT2_MIN_BLOCK_SIZE)
-#define MAX_DEPTH	4096
-
-/* Why the entries below a directory are not extracted */
-enum skip {
-	SKIP_NONE,
-	SKIP_SILENT,		/* outside the PATHs asked for */
-	SKIP_MISSING,		/* the key for their names was not given */
-	SKIP_FAILED,		/* the directory itself could not be made */
-};
-
-/* Where an entry stands with respect to the PATH operands */
-enum sel { SEL_ALL, SEL_ANCESTOR, SEL_NONE };
-
-struct pbuf {
-	char *s;
-	size_t len, size;
-};
-
-/* What is applied to an object once it is complete */
-struct meta {
-	uint32_t mode, uid, gid;
-	struct e2cb_time atime, mtime;
-	uint8_t *xattrs;		/* a sealed xattr record, or NULL */
-	size_t xattrs_len;
-};
-
-struct frame {
-	int fd;				/* -1: not created */
-	int skip;
-	int sel;
-	int encrypted;			/* entries' names are ciphertext */
-	struct fscrypt_inode *names;	/* their key */
-	struct fscrypt_key_spec spec;	/* SKIP_MISSING: the key wanted */
-	size_t plain_len, cipher_len;
-	int apply_meta;
-	struct meta meta;
-};
-
-/* One object as a source describes it */
-struct xentry {
-	uint32_t ino;
-	uint32_t mode, uid, gid, links;
-	uint64_t size;
-	struct e2cb_time atime, mtime;
-	uint32_t rdev_major, rdev_minor;
-	const uint8_t *ctx;		/* NULL: not encrypted */
-	size_t ctx_len;
-	const uint8_t *name;		/* raw, as on disk; NULL: the root */
-	size_t name_len;
-	const uint8_t *xattrs;		/* sealed xattr record, or NULL */
-	size_t xattrs_len;
-	const uint8_t *target;		/* symlink: as stored */
-	size_t target_len;
-	int hardlink;			/* the data went with an earlier name */
-	errcode_t err;			/* image: the inode cannot be read */
-	const char *err_what;		/* what err stops, for the message */
-};
-
-struct link {
-	uint32_t ino;
-	char *path;			/* plaintext, relative to DIR */
-	size_t len;
-	dev_t dev;			/* the inode written, to find again */
-	ino_t host_ino;
-};
-
-struct missing {
-	struct fscrypt_key_spec spec;
-	uint64_t count;
-	char **paths;
-	size_t npaths, size;
-};
-
-struct sel_path {
-	char *s;
-	size_t len;
-	int found;
-};
-
-/*
- * The reads that fill a pipe buffer, left to the worker that decrypts
- * it: copying the ciphertext out of the page cache costs about what
- * decrypting it does, and the reading thread alone would leave the
- * workers waiting.  Each pipe buffer carries its plan past its
- * IOBUF_SIZE bytes of data, and, read from an archive, the crc32c of
- * that data for the archive's sum.
- */
-struct read_plan {
-	unsigned int count;
-	uint32_t crc;
-	struct {
-		uint64_t pos;		/* in the image or archive */
-		uint32_t len;
-		uint32_t dst;		/* in the buffer */
-	} seg[MAX_READ_SEGS];
-};
-
-#define PIPE_BUF_SIZE		(IOBUF_SIZE + sizeof(struct read_plan))
-#define BUF_PLAN(buf)		((struct read_plan *) ((buf) + IOBUF_SIZE))
-
-struct xt;
-struct writer;
-
-/* How a source writes the data of a regular file */
-typedef errcode_t (*feed_func)(struct xt *x, const struct xentry *e,
-			       struct writer *w);
-
-struct xt {
-	const struct e2cb_extract_opts *o;
-	struct fscrypt_keyring *kr;
-	struct e2cb_reader *r;
-	ext2_filsys fs;
-	ext2fs_inode_bitmap dirs_seen;
-	feed_func feed;
-	uint8_t uuid[16];
-	unsigned int block_size;
-	int root_fd;
-	int created_root;
-	int is_root;
-	uid_t euid;
-	unsigned int policy;		/* E2CB_NO_*: what the archive may do */
-	uint32_t umask;			/* for E2CB_NO_SAME_PERMS */
-	struct stat made;		/* the object extract_*() last made */
-	struct frame *st;
-	size_t depth, st_size;
-	struct pbuf plain, cipher;
-	struct link *links;
-	size_t nlinks, links_size;
-	struct missing *miss;
-	size_t nmiss;
-	struct sel_path *sel;
-	size_t nsel;
-	char **staged;			/* names in DIR to remove at the end */
-	size_t nstaged;
-	uint8_t *iobuf;
-	struct e2cb_pipe *pipe;		/* decrypts and writes behind us */
-	pthread_mutex_t crypt_lock;	/* for a mode no worker can copy */
-	struct ext2_inode_large *cur_inode;	/* image: the entry's */
-	int img_fd;			/* image: for the workers' reads */
-	uint64_t entries, files, bytes;
-	uint64_t missing, refused, failed, notroot, nodevices;
-	uint64_t xattr_warnings;
-	uint64_t enc_seen, enc_ok;
-	int damaged;
-	errcode_t stop;			/* the output failed: no more entries */
-	int stop_cut;			/* -O: a file in the stream is cut short */
-	int anon_files;			/* files are made with O_TMPFILE */
-	int tmp_dirfd;			/* else the file being written is */
-	char tmp_name[64];		/* tmp_name in tmp_dirfd, or "" */
-	unsigned int tmp_seq;
-};
-
-/* Data of one regular file on its way out: decrypted whole data units */
-struct writer {
-	struct xt *x;
-	int fd;
-	struct fscrypt_inode *fi;	/* NULL: plaintext */
-	/* each pipe worker's handle on fi, or NULLs: share fi, locked */
-	struct fscrypt_inode *fis[E2CB_PIPE_MAX_WORKERS];
-	uint64_t size;			/* i_size */
-	uint64_t end;			/* nothing past this is needed */
-	unsigned int du;
-	uint8_t *buf;			/* the pipe's buffer being filled */
-	uint64_t off;			/* of what is in buf */
-	size_t len;
-	errcode_t err;
-	int write_failed;		/* err is the output's, not the input's */
-	int reported;			/* the feed has said what went wrong */
-	uint64_t done_bytes;		/* written by the pipe's jobs */
-	int stream;			/* -O: fd is written in order */
-	uint64_t pos;			/* stream: bytes written so far */
-	int plan;			/* w_plan_read(): the workers read */
-	int read_fd;			/* what they read */
-	struct e2cb_reader *sum_to;	/* they sum what they read into it */
-	errcode_t read_err;		/* the first read of theirs failed */
-	uint64_t bad_pos, bad_byte;	/* at this byte of read_fd, of the data */
-};
+#include "extract.h"
 
 /* --- paths ---------------------------------------------------------------- */
 
@@ -245,7 +63,7 @@ static void pbuf_cut(struct pbuf *p, size_t len)
 }
 
 /* Names hold any byte but '/' and NUL: show the unprintable ones escaped */
-static void put_path(FILE *f, const char *s, size_t len)
+void e2cb_x_put_path(FILE *f, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *) s;
 
@@ -261,12 +79,13 @@ static void put_path(FILE *f, const char *s, size_t len)
 	}
 }
 
-static void vreport(const char *path, size_t len, errcode_t err,
-		    const char *fmt, va_list ap)
+/* The entry at the current plaintext path: what of it went wrong */
+static void vreport(struct xt *x, errcode_t err, const char *fmt,
+		    va_list ap)
 {
 	fflush(stdout);
 	fprintf(stderr, "%s: ", program_name);
-	put_path(stderr, path, len);
+	e2cb_x_put_path(stderr, x->plain.s ? x->plain.s : "", x->plain.len);
 	fputs(": ", stderr);
 	vfprintf(stderr, fmt, ap);
 	if (err)
@@ -274,1320 +93,32 @@ static void vreport(const char *path, size_t len, errcode_t err,
 	fputc('\n', stderr);
 }
 
-/* A message about the entry at the current plaintext path */
-static void report(struct xt *x, errcode_t err, const char *fmt, ...)
+void e2cb_x_report(struct xt *x, errcode_t err, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(x->plain.s ? x->plain.s : "", x->plain.len, err, fmt, ap);
+	vreport(x, err, fmt, ap);
 	va_end(ap);
 }
 
-/* --- the missing keys ------------------------------------------------------ */
-
-static void note_missing(struct xt *x, const struct fscrypt_key_spec *spec)
+/* What the destination refused: a full or failing one stops the run */
+void e2cb_x_report_dest(struct xt *x, errcode_t err, const char *fmt, ...)
 {
-	struct missing *m = NULL;
-	char **p;
-	size_t i;
-
-	x->missing++;
-	for (i = 0; i < x->nmiss; i++)
-		if (x->miss[i].spec.version == spec->version &&
-		    !memcmp(x->miss[i].spec.id, spec->id, sizeof(spec->id)))
-			m = &x->miss[i];
-	if (!m) {
-		m = realloc(x->miss, (x->nmiss + 1) * sizeof(*m));
-		if (!m)
-			return;
-		x->miss = m;
-		m = &x->miss[x->nmiss++];
-		memset(m, 0, sizeof(*m));
-		m->spec = *spec;
-	}
-	m->count++;
-	if (m->npaths == m->size) {
-		p = realloc(m->paths, (m->size * 2 + 16) * sizeof(*p));
-		if (!p)
-			return;
-		m->paths = p;
-		m->size = m->size * 2 + 16;
-	}
-	m->paths[m->npaths] = strdup(x->plain.len ? x->plain.s : ".");
-	if (m->paths[m->npaths])
-		m->npaths++;
-}
-
-static void print_missing(struct xt *x)
-{
-	char spec[80];
-	size_t i, j;
-
-	for (i = 0; i < x->nmiss; i++) {
-		fscrypt_spec_string(&x->miss[i].spec, spec, sizeof(spec));
-		fflush(stdout);
-		fprintf(stderr, "%s: no key given for %s: %llu entr%s not "
-			"extracted:\n", program_name, spec,
-			(unsigned long long) x->miss[i].count,
-			x->miss[i].count == 1 ? "y" : "ies");
-		for (j = 0; j < x->miss[i].npaths; j++) {
-			fputs("  ", stderr);
-			put_path(stderr, x->miss[i].paths[j],
-				 strlen(x->miss[i].paths[j]));
-			fputc('\n', stderr);
-		}
-	}
-}
-
-/* --- hard links --------------------------------------------------------- */
-
-static const struct link *link_find(struct xt *x, uint32_t ino)
-{
-	size_t i;
-
-	if (!x->links_size)
-		return NULL;
-	for (i = ino % x->links_size; x->links[i].ino;
-	     i = (i + 1) % x->links_size)
-		if (x->links[i].ino == ino)
-			return &x->links[i];
-	return NULL;
-}
-
-static void link_add(struct xt *x, uint32_t ino, const char *path,
-		     size_t len, const struct stat *made)
-{
-	struct link *old = x->links, *l;
-	size_t old_size = x->links_size, i, j;
-
-	if ((x->nlinks + 1) * 2 > x->links_size) {
-		x->links_size = old_size ? old_size * 2 : 64;
-		x->links = calloc(x->links_size, sizeof(*x->links));
-		if (!x->links) {
-			x->links = old;
-			x->links_size = old_size;
-			return;
-		}
-		for (j = 0; j < old_size; j++) {
-			if (!old[j].ino)
-				continue;
-			for (i = old[j].ino % x->links_size; x->links[i].ino;
-			     i = (i + 1) % x->links_size)
-				;
-			x->links[i] = old[j];
-		}
-		free(old);
-	}
-	for (i = ino % x->links_size; x->links[i].ino;
-	     i = (i + 1) % x->links_size)
-		;
-	l = &x->links[i];
-	l->path = malloc(len + 1);
-	if (!l->path)
-		return;
-	if (len)	/* the root's path is empty, and may be NULL */
-		memcpy(l->path, path, len);
-	l->path[len] = 0;
-	l->len = len;
-	l->ino = ino;
-	l->dev = made->st_dev;
-	l->host_ino = made->st_ino;
-	x->nlinks++;
-}
-
-/*
- * The directory holding @path (relative to DIR), opened one component
- * at a time without following symlinks; *last is the final component.
- */
-static int open_parent(struct xt *x, char *path, const char **last)
-{
-	char *p = path, *slash;
-	int fd = dup(x->root_fd), nfd;
-
-	while (fd >= 0 && (slash = strchr(p, '/'))) {
-		*slash = 0;
-		nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			     O_CLOEXEC);
-		*slash = '/';
-		close(fd);
-		fd = nfd;
-		p = slash + 1;
-	}
-	*last = p;
-	return fd;
-}
-
-/* --- the selection of PATHs ----------------------------------------------- */
-
-static int select_path(struct xt *x, int parent_sel)
-{
-	const char *p = x->plain.s ? x->plain.s : "";
-	size_t len = x->plain.len, i;
-	int sel = SEL_NONE;
-
-	if (parent_sel == SEL_ALL)
-		return SEL_ALL;
-	for (i = 0; i < x->nsel; i++) {
-		struct sel_path *s = &x->sel[i];
-
-		if (s->len == len && !memcmp(s->s, p, len)) {
-			s->found = 1;
-			return SEL_ALL;
-		}
-		if (len < s->len && (!len || s->s[len] == '/') &&
-		    !memcmp(s->s, p, len))
-			sel = SEL_ANCESTOR;
-	}
-	return sel;
-}
-
-/* "/home//alice/" -> "home/alice"; NULL for ".." or an unusable path */
-static char *normalize_sel(const char *in)
-{
-	char *out = malloc(strlen(in) + 1), *o = out;
-	const char *p = in, *end;
-	size_t len;
-
-	if (!out)
-		return NULL;
-	while (*p) {
-		for (; *p == '/'; p++)
-			;
-		end = strchr(p, '/');
-		len = end ? (size_t) (end - p) : strlen(p);
-		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			free(out);
-			return NULL;
-		}
-		if (len && !(len == 1 && p[0] == '.')) {
-			if (o != out)
-				*o++ = '/';
-			memcpy(o, p, len);
-			o += len;
-		}
-		p += len;
-	}
-	*o = 0;
-	return out;
-}
-
-/* --- writing objects ---------------------------------------------------- */
-
-static void check_dest(struct xt *x, errcode_t err);
-
-/*
- * Make room for @name in @dirfd.  Returns 0 when free, 1 when it is a
- * directory and a directory is wanted (it is entered), -1 when the
- * existing entry stays (reported).
- */
-static int make_room(struct xt *x, int dirfd, const char *name, int want_dir)
-{
-	struct stat st;
-
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		report(x, errno, "cannot look at the existing entry");
-		return -1;
-	}
-	if (want_dir && S_ISDIR(st.st_mode))
-		return 1;
-	if (!x->o->overwrite) {
-		report(x, 0, "exists; not overwritten (use --overwrite)");
-		return -1;
-	}
-	if (unlinkat(dirfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0)) {
-		int err = errno;
-
-		report(x, err, "cannot replace the existing %s",
-		       S_ISDIR(st.st_mode) ? "directory" : "entry");
-		check_dest(x, err);
-		return -1;
-	}
-	return 0;
-}
-
-/* Others than us may add, remove or rename names in @dirfd */
-static int others_may_write(struct xt *x, int dirfd)
-{
-	struct stat st;
-
-	return fstat(dirfd, &st) < 0 || st.st_uid != x->euid ||
-	       (st.st_mode & (S_IWGRP | S_IWOTH));
-}
-
-/*
- * Whether @st, just opened by a name in @dirfd, is what we made or may
- * enter: of @type (S_IFMT bits) and, where others may write in @dirfd
- * and so could have swapped the name, ours.  Else it is reported.
- */
-static int is_ours(struct xt *x, int dirfd, const struct stat *st,
-		   mode_t type)
-{
-	if ((st->st_mode & S_IFMT) != type) {
-		report(x, 0, "replaced by a %s while being extracted; left "
-		       "alone", S_ISLNK(st->st_mode) ? "symlink" :
-		       S_ISDIR(st->st_mode) ? "directory" : "file of "
-		       "another type");
-		return 0;
-	}
-	if (st->st_uid != x->euid && others_may_write(x, dirfd)) {
-		report(x, 0, "owned by uid %u in a directory others can "
-		       "write (replaced while being extracted?); left alone",
-		       (unsigned int) st->st_uid);
-		return 0;
-	}
-	return 1;
-}
-
-/*
- * The symlink, fifo, socket or device node just made as @name in
- * @dirfd, held from now on by an O_PATH descriptor (none of them can be
- * opened for real) that nobody can swap, as they could the name.
- * x->made describes it.  -1 when it is not the object made (reported).
- */
-static int open_made(struct xt *x, int dirfd, const char *name,
-		     mode_t type, dev_t rdev)
-{
-	int fd;
-
-	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &x->made) < 0) {
-		report(x, errno, "cannot open what was made");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (!is_ours(x, dirfd, &x->made, type) ||
-	    ((type == S_IFCHR || type == S_IFBLK) &&
-	     x->made.st_rdev != rdev)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
- * @fd's inode takes @name in @dirfd: through /proc, which any user may,
- * or without it by the descriptor, which only root may.
- */
-static int link_fd(int fd, int dirfd, const char *name)
-{
-	char path[32];
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (!linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW))
-		return 0;
-	if (errno != ENOENT)
-		return -1;
-	return linkat(fd, "", dirfd, name, AT_EMPTY_PATH);
-}
-
-/* A POSIX ACL from ext4's on-disk form to the one setxattr(2) takes */
-static void *acl_from_disk(const uint8_t *v, size_t len, size_t *out_len)
-{
-	uint8_t *out, *o;
-	uint16_t tag;
-
-	if (len < 4 || (v[0] | v[1] << 8 | v[2] << 16 |
-			(uint32_t) v[3] << 24) != 1)
-		return NULL;
-	out = malloc(4 + (len - 4) * 2);
-	if (!out)
-		return NULL;
-	out[0] = 2;
-	out[1] = out[2] = out[3] = 0;
-	o = out + 4;
-	for (v += 4, len -= 4; len >= 4; o += 8) {
-		tag = v[0] | v[1] << 8;
-		memcpy(o, v, 4);
-		if (tag == 0x02 || tag == 0x08) {	/* ACL_USER, ACL_GROUP */
-			if (len < 8)
-				break;
-			memcpy(o + 4, v + 4, 4);
-			v += 8;
-			len -= 8;
-		} else {
-			memset(o + 4, 0xff, 4);		/* undefined id */
-			v += 4;
-			len -= 4;
-		}
-	}
-	if (len) {
-		free(out);
-		return NULL;
-	}
-	*out_len = o - out;
-	return out;
-}
-
-struct xattr_target {
-	struct xt *x;
-	int fd;				/* an open file or directory */
-	const char *proc;		/* else the O_PATH one, by /proc */
-	int caps;			/* this pass: security.capability */
-	int failed;			/* an attribute could not be set */
-};
-
-/*
- * What the target cannot hold for this user (trusted.* when not root, a
- * filesystem without xattrs) is a warning; anything else -- a full disk,
- * a quota, an I/O error -- leaves the entry short of what was archived.
- */
-static int xattr_unsettable(int err)
-{
-	return err == EPERM || err == EACCES || err == ENOTSUP ||
-		err == EOPNOTSUPP;
-}
-
-static int set_one_xattr(int index, const char *name, size_t name_len,
-			 const void *value, size_t value_len, void *priv)
-{
-	struct xattr_target *t = priv;
-	const char *prefix = e2cb_xattr_prefix(index);
-	char full[300];
-	void *acl = NULL;
-	int ret;
-
-	if (t->caps != e2cb_xattr_is_capability(index, name, name_len))
-		return 0;
-	if (!prefix || index == 8 || index == 9 ||
-	    memchr(name, 0, name_len) ||
-	    strlen(prefix) + name_len >= sizeof(full)) {
-		report(t->x, 0, "extended attribute with name index %d not "
-		       "restored", index);
-		t->x->xattr_warnings++;
-		return 0;
-	}
-	snprintf(full, sizeof(full), "%s%.*s", prefix, (int) name_len, name);
-	if (index == 2 || index == 3) {
-		acl = acl_from_disk(value, value_len, &value_len);
-		if (!acl) {
-			report(t->x, 0, "malformed ACL %s not restored", full);
-			t->x->xattr_warnings++;
-			return 0;
-		}
-		value = acl;
-	}
-	/* /proc/self/fd/N names the inode itself, even a symlink's */
-	ret = t->proc ? setxattr(t->proc, full, value, value_len, 0) :
-	      fsetxattr(t->fd, full, value, value_len, 0);
-	if (ret < 0) {
-		report(t->x, errno, "cannot set extended attribute %s", full);
-		if (xattr_unsettable(errno))
-			t->x->xattr_warnings++;
-		else
-			t->failed = 1;
-	}
-	free(acl);
-	return 0;
-}
-
-static int set_times(int fd, int is_path, const char *proc,
-		     const struct timespec ts[2], int type)
-{
-	if (!is_path)
-		return futimens(fd, ts);
-	if (utimensat(fd, "", ts, AT_EMPTY_PATH) == 0)
-		return 0;
-	/* an older kernel: through /proc, but not for a symlink */
-	if (errno != EINVAL || type == LINUX_S_IFLNK)
-		return -1;
-	return utimensat(AT_FDCWD, proc, ts, 0);
-}
-
-/*
- * Owner, mode, xattrs and times of the object @fd holds: an open file
- * or directory, or (@is_path) an O_PATH descriptor of an object that
- * cannot be opened, acted on through /proc/self/fd, never by its name,
- * which others may swap for a symlink.  The order keeps each: chown
- * clears set-id bits and security.capability, an ACL set after the
- * mode agrees with it, and every change touches the times.
- */
-static void apply_meta(struct xt *x, int fd, int is_path,
-		       const struct meta *m, int type)
-{
-	char proc[32];
-	struct xattr_target t = { x, fd, NULL, 0, 0 };
-	struct timespec ts[2];
-	int same_owner = x->is_root && !(x->policy & E2CB_NO_SAME_OWNER);
-	int changed = 0, ret;
-	struct stat st;
-
-	/*
-	 * Not the archived owner's (the group may come from a set-group-ID
-	 * directory): its set-id bits and capability go.
-	 */
-	if (!same_owner)
-		changed = fstat(fd, &st) < 0 || st.st_uid != m->uid ||
-			  st.st_gid != m->gid;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (is_path)
-		t.proc = proc;
-	if (same_owner &&
-	    fchownat(fd, "", m->uid, m->gid, AT_EMPTY_PATH) < 0) {
-		report(x, errno, "cannot set the owner");
-		t.failed = 1;
-	}
-	if (type != LINUX_S_IFLNK) {
-		mode_t mode = e2cb_policy_mode(x->policy, m->mode, x->umask,
-					       changed) & 07777;
-
-		ret = is_path ? chmod(proc, mode) : fchmod(fd, mode);
-		if (ret < 0) {
-			report(x, errno, "cannot set the mode");
-			t.failed = 1;
-		}
-	}
-	if (m->xattrs) {
-		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
-				       set_one_xattr, &t);
-		t.caps = 1;
-		if (!e2cb_policy_drops_caps(x->policy, changed))
-			e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
-					       set_one_xattr, &t);
-	}
-	ts[0].tv_sec = m->atime.sec;
-	ts[0].tv_nsec = m->atime.nsec;
-	ts[1].tv_sec = m->mtime.sec;
-	ts[1].tv_nsec = m->mtime.nsec;
-	if (set_times(fd, is_path, proc, ts, type) < 0) {
-		report(x, errno, "cannot set the times");
-		t.failed = 1;
-	}
-	/* the entry is there, but not as archived: it counts as failed */
-	if (t.failed)
-		x->failed++;
-}
-
-static void meta_from(struct meta *m, const struct xentry *e)
-{
-	m->mode = e->mode;
-	m->uid = e->uid;
-	m->gid = e->gid;
-	m->atime = e->atime;
-	m->mtime = e->mtime;
-	m->xattrs = NULL;
-	m->xattrs_len = 0;
-	if (e->xattrs && (m->xattrs = malloc(e->xattrs_len)) != NULL) {
-		memcpy(m->xattrs, e->xattrs, e->xattrs_len);
-		m->xattrs_len = e->xattrs_len;
-	}
-}
-
-/* --- the data writer ------------------------------------------------------ */
-
-/* All of @buf at @off, or at the file offset when @off is -1 (a pipe) */
-static errcode_t write_all(int fd, const uint8_t *buf, size_t len,
-			   int64_t off)
-{
-	ssize_t n;
-
-	while (len) {
-		n = off < 0 ? write(fd, buf, len) : pwrite(fd, buf, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? errno : EXT2_ET_SHORT_WRITE;
-		buf += n;
-		len -= n;
-		if (off >= 0)
-			off += n;
-	}
-	return 0;
-}
-
-/* -O: holes before @off come out as zeros, nothing past i_size */
-static errcode_t stream_out(struct writer *w, const uint8_t *buf, size_t len,
-			    uint64_t off)
-{
-	static const uint8_t zeros[65536];
-	uint64_t n;
-	errcode_t err;
-
-	while (w->pos < off && w->pos < w->size) {
-		n = off - w->pos;
-		if (n > w->size - w->pos)
-			n = w->size - w->pos;
-		if (n > sizeof(zeros))
-			n = sizeof(zeros);
-		err = write_all(w->fd, zeros, n, -1);
-		if (err)
-			return err;
-		w->pos += n;
-	}
-	if (off >= w->size)
-		return 0;
-	if (len > w->size - off)
-		len = w->size - off;
-	err = write_all(w->fd, buf, len, -1);
-	if (!err)
-		w->pos = off + len;
-	return err;
-}
-
-/* Where the data goes: its place in the file, or the stream */
-static errcode_t put_data(struct writer *w, const uint8_t *buf, size_t len,
-			  uint64_t off)
-{
-	if (w->stream)
-		return stream_out(w, buf, len, off);
-	return write_all(w->fd, buf, len, off);
-}
-
-/* All of @len bytes at @pos of the image, or why not */
-static errcode_t pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos)
-{
-	ssize_t n;
-
-	while (len) {
-		n = pread(fd, buf, len, pos);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? errno : EXT2_ET_SHORT_READ;
-		buf += n;
-		len -= n;
-		pos += n;
-	}
-	return 0;
-}
-
-/* Only the first read error of all is kept, to be named */
-static void note_read_error(struct writer *w, errcode_t err, uint64_t pos,
-			    uint64_t byte)
-{
-	pthread_mutex_lock(&w->x->crypt_lock);
-	if (!w->read_err) {
-		w->read_err = err;
-		w->bad_pos = pos;
-		w->bad_byte = byte;
-	}
-	pthread_mutex_unlock(&w->x->crypt_lock);
-}
-
-/*
- * A worker's reads of the plan of @buf, which holds the data at @off.
- * A failure is narrowed to its first block, kept for image_feed() to
- * name (only the first of all the workers' is).
- */
-static errcode_t read_planned(struct writer *w, uint8_t *buf, uint64_t off)
-{
-	struct read_plan *plan = BUF_PLAN(buf);
-	unsigned int bs = w->x->block_size, i;
-	uint64_t b;
-	errcode_t err = 0;
-
-	for (i = 0; i < plan->count && !err; i++)
-		err = pread_all(w->read_fd, buf + plan->seg[i].dst,
-				plan->seg[i].len, plan->seg[i].pos);
-	if (!err)
-		return 0;
-	i--;
-	for (b = 0; b < plan->seg[i].len; b += bs)
-		if (pread_all(w->read_fd, buf + plan->seg[i].dst + b,
-			      plan->seg[i].len - b < bs ?
-			      plan->seg[i].len - b : bs,
-			      plan->seg[i].pos + b))
-			break;
-	if (b >= plan->seg[i].len)
-		b = 0;
-	note_read_error(w, err, plan->seg[i].pos + b,
-			off + plan->seg[i].dst + b);
-	return err;
-}
-
-/* Pipe work, on the workers, several at once: decrypt a buffer */
-static errcode_t decrypt_work(void *priv, unsigned int worker, uint8_t *buf,
-			      size_t len, uint64_t off)
-{
-	struct writer *w = priv;
-	errcode_t err;
-
-	if (w->plan) {
-		err = read_planned(w, buf, off);
-		if (err)
-			return err;
-	}
-	if (w->sum_to)
-		BUF_PLAN(buf)->crc = e2cb_crc32c(0, buf, len);
-	if (w->fis[worker])
-		return fscrypt_decrypt_data(w->fis[worker], off, buf, len);
-	pthread_mutex_lock(&w->x->crypt_lock);
-	err = fscrypt_decrypt_data(w->fi, off, buf, len);
-	pthread_mutex_unlock(&w->x->crypt_lock);
-	return err;
-}
-
-/* Pipe emit, one buffer at a time, in order: write it out */
-static errcode_t emit_data(void *priv, uint8_t *buf, size_t len,
-			   uint64_t off)
-{
-	struct writer *w = priv;
-	errcode_t err;
-
-	/* in order: the archive's sum is of the data in order */
-	if (w->sum_to)
-		e2cb_reader_sum_crc(w->sum_to, off, len, BUF_PLAN(buf)->crc);
-	/* the last unit runs past i_size: ftruncate cuts it */
-	err = put_data(w, buf, len, off);
-	if (err) {
-		w->write_failed = 1;
-		return err;
-	}
-	if (off < w->size)
-		w->done_bytes += w->size - off < len ? w->size - off : len;
-	return 0;
-}
-
-static const struct e2cb_pipe_job decrypt_job = { decrypt_work, emit_data };
-
-static void w_release(struct writer *w)
-{
-	unsigned int i;
-
-	for (i = 1; i < E2CB_PIPE_MAX_WORKERS; i++) {
-		fscrypt_inode_close(w->fis[i]);
-		w->fis[i] = NULL;
-	}
-	w->fis[0] = NULL;
-}
-
-/*
- * A writer for @size bytes of data to @fd; encrypted data (@fi) larger
- * than a buffer gets a handle on @fi for each pipe worker, so that they
- * decrypt at once.
- */
-static void w_init(struct writer *w, struct xt *x, int fd,
-		   struct fscrypt_inode *fi, uint64_t size)
-{
-	unsigned int i, n = e2cb_pipe_workers(x->pipe);
-
-	memset(w, 0, sizeof(*w));
-	w->x = x;
-	w->fd = fd;
-	w->fi = fi;
-	w->size = size;
-	w->du = fi ? fscrypt_inode_data_unit(fi) : 1;
-	w->end = (size + w->du - 1) / w->du * w->du;
-	/* one worker never runs two jobs at once; nor one buffer */
-	if (!fi || n <= 1) {
-		w->fis[0] = fi;
-		return;
-	}
-	if (size <= IOBUF_SIZE)
-		return;
-	w->fis[0] = fi;
-	for (i = 1; i < n; i++) {
-		if (fscrypt_inode_dup(fi, &w->fis[i])) {
-			/* not to be copied: the workers take turns */
-			w_release(w);
-			break;
-		}
-	}
-}
-
-/* Hand what is buffered (whole data units) to the pipe */
-static errcode_t w_flush(struct writer *w)
-{
-	size_t len = w->len;
-
-	w->len = 0;
-	if (!len || w->err)
-		return w->err;
-	if (len % w->du) {
-		w->err = FSCRYPT_ET_BAD_LENGTH;
-		return w->err;
-	}
-	w->err = e2cb_pipe_submit(w->x->pipe, &decrypt_job, w, len, w->off);
-	return w->err;
-}
-
-/* Flush, and wait until the pipe has written everything */
-static errcode_t w_finish(struct writer *w)
-{
-	errcode_t err;
-
-	w_flush(w);
-	err = e2cb_pipe_drain(w->x->pipe);
-	if (!w->err)
-		w->err = err;
-	w->x->bytes += w->done_bytes;
-	w->done_bytes = 0;
-	return w->err;
-}
-
-/* Start a buffer for the data at @off, with no reads planned */
-static void w_new_buf(struct writer *w, uint64_t off)
-{
-	w->buf = e2cb_pipe_buffer(w->x->pipe);
-	BUF_PLAN(w->buf)->count = 0;
-	w->off = off;
-}
-
-/*
- * Room in the buffer for encrypted data at @off, to read straight into
- * (no copy), or NULL: then w_add() takes the data.
- */
-static uint8_t *w_room(struct writer *w, uint64_t off, size_t *room)
-{
-	if (w->err || !w->fi || off >= w->end)
-		return NULL;
-	if (w->len && off != w->off + w->len)
-		w_flush(w);
-	if (w->err)
-		return NULL;
-	if (!w->len) {
-		if (off % w->du)
-			return NULL;
-		w_new_buf(w, off);
-	}
-	*room = IOBUF_SIZE - w->len;
-	return w->buf + w->len;
-}
-
-/*
- * Instead of reading them: the @len bytes at @pos of w->read_fd go to
- * @dst, room w_room() gave, when a worker takes the buffer.  A buffer
- * gets a segment for each extent of an image's file in it, at most one
- * a block; an archive's stretches of data lie back to back: one.
- */
-static void w_plan_read(struct writer *w, uint8_t *dst, uint64_t pos,
-			uint32_t len)
-{
-	struct read_plan *plan = BUF_PLAN(w->buf);
-	unsigned int i = plan->count;
-	uint32_t at = dst - w->buf;
-
-	if (i && plan->seg[i - 1].pos + plan->seg[i - 1].len == pos &&
-	    plan->seg[i - 1].dst + plan->seg[i - 1].len == at) {
-		plan->seg[i - 1].len += len;
-		return;
-	}
-	plan->seg[i].pos = pos;
-	plan->seg[i].len = len;
-	plan->seg[i].dst = at;
-	plan->count++;
-}
-
-/* @len bytes were read into the room w_room() gave */
-static void w_commit(struct writer *w, size_t len)
-{
-	if (len > w->end - (w->off + w->len))
-		len = w->end - (w->off + w->len);
-	w->len += len;
-	if (w->len == IOBUF_SIZE)
-		w_flush(w);
-}
-
-static errcode_t w_add(struct writer *w, uint64_t off, const uint8_t *data,
-		       size_t len)
-{
-	size_t n;
-
-	if (w->err)
-		return 0;
-	/* past the last data unit there is only fs-verity's metadata */
-	if (off >= w->end)
-		return 0;
-	if (len > w->end - off)
-		len = w->end - off;
-	if (!w->fi) {
-		w->err = put_data(w, data, len, off);
-		w->write_failed = !!w->err;
-		if (!w->err)
-			w->x->bytes += len;
-		return 0;
-	}
-	if (w->len && off != w->off + w->len)
-		w_flush(w);
-	while (len && !w->err) {
-		if (!w->len) {
-			if (off % w->du) {
-				w->err = FSCRYPT_ET_BAD_LENGTH;
-				break;
-			}
-			w_new_buf(w, off);
-		}
-		n = IOBUF_SIZE - w->len;
-		if (n > len)
-			n = len;
-		memcpy(w->buf + w->len, data, n);
-		w->len += n;
-		data += n;
-		off += n;
-		len -= n;
-		if (w->len == IOBUF_SIZE)
-			w_flush(w);
-	}
-	return 0;
-}
-
-/* --- interruption, and a destination that fails ------------------------ */
-
-static struct e2cb_saved_signals saved_signals;
-static struct xt *volatile sig_x;
-
-/* What the signal handler reads changes with the signals held off */
-static void block_signals(sigset_t *old)
-{
-	sigset_t set;
-
-	e2cb_end_signal_set(&set);
-	sigprocmask(SIG_BLOCK, &set, old);
-}
-
-static void unblock_signals(const sigset_t *old)
-{
-	sigprocmask(SIG_SETMASK, old, NULL);
-}
-
-/*
- * A fatal signal removes what is not finished -- the file being written
- * when it has a temporary name (an O_TMPFILE one goes with us) and the
- * staged names -- then kills us as it would have, for the shell to see
- * 128+N.  What was complete stays.
- */
-static void cleanup_and_die(int sig)
-{
-	struct xt *x = sig_x;
-	size_t i;
-
-	if (x) {
-		if (x->tmp_name[0])
-			unlinkat(x->tmp_dirfd, x->tmp_name, 0);
-		for (i = 0; i < x->nstaged; i++)
-			unlinkat(x->root_fd, x->staged[i], 0);
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Signals that were ignored (nohup) stay ignored. */
-static void guard_output(struct xt *x)
-{
-	sig_x = x;
-	e2cb_catch_signals(&saved_signals, cleanup_and_die, 0);
-}
-
-static void unguard_output(void)
-{
-	if (!sig_x)
-		return;
-	e2cb_release_signals(&saved_signals);
-	sig_x = NULL;
-}
-
-/*
- * A full or failing destination fails every entry after it alike: the
- * first such error stops the extraction, instead of one message per
- * entry, and the exit status says so.
- */
-static void check_dest(struct xt *x, errcode_t err)
-{
-	if (!x->stop && (err == ENOSPC || err == EDQUOT || err == EROFS ||
-			 err == EIO))
-		x->stop = err;
-}
-
-/* Nothing more is written, nor listed */
-static int stopped(struct xt *x)
-{
-	return x->stop || (x->o->list_only && ferror(stdout));
-}
-
-/*
- * A regular file is written without a name (O_TMPFILE), or under a
- * temporary one in its directory where the filesystem cannot, and
- * takes its own name only when whole: a file cut short by a full disk
- * or a signal is never left looking complete.
- */
-struct outfile {
-	int fd;
-	int dirfd;
-	int anon;			/* O_TMPFILE */
-};
-
-static errcode_t out_create(struct xt *x, int dirfd, struct outfile *of)
-{
-	errcode_t err = 0;
-	sigset_t old;
-
-	of->dirfd = dirfd;
-	of->anon = 0;
-	if (x->anon_files) {
-		of->fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
-				0600);
-		if (of->fd >= 0) {
-			of->anon = 1;
-			return 0;
-		}
-		/* not on this filesystem, or (EISDIR) not in this kernel */
-		if (errno != EOPNOTSUPP && errno != EISDIR &&
-		    errno != EINVAL)
-			return errno;
-	}
-	block_signals(&old);
-	snprintf(x->tmp_name, sizeof(x->tmp_name), ".e2cryptbak-tmp.%ld.%u",
-		 (long) getpid(), ++x->tmp_seq);
-	x->tmp_dirfd = dirfd;
-	of->fd = openat(dirfd, x->tmp_name, O_WRONLY | O_CREAT | O_EXCL |
-			O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (of->fd < 0) {
-		err = errno;
-		x->tmp_name[0] = 0;
-	}
-	unblock_signals(&old);
-	return err;
-}
-
-/* The whole file takes @name in its directory (free: make_room saw) */
-static errcode_t out_link(struct xt *x, struct outfile *of, const char *name)
-{
-	errcode_t err = 0;
-	sigset_t old;
-
-	block_signals(&old);
-	if (of->anon) {
-		if (link_fd(of->fd, of->dirfd, name) < 0)
-			err = errno;
-		if (close(of->fd) < 0 && !err) {
-			err = errno;
-			unlinkat(of->dirfd, name, 0);
-		}
-	} else {
-		if (close(of->fd) < 0)
-			err = errno;
-		if (!err && renameat(of->dirfd, x->tmp_name, of->dirfd,
-				     name) < 0)
-			err = errno;
-		if (err)
-			unlinkat(of->dirfd, x->tmp_name, 0);
-		x->tmp_name[0] = 0;
-	}
-	of->fd = -1;
-	unblock_signals(&old);
-	return err;
-}
-
-static void out_discard(struct xt *x, struct outfile *of)
-{
-	sigset_t old;
-
-	block_signals(&old);
-	close(of->fd);
-	if (!of->anon && x->tmp_name[0]) {
-		unlinkat(of->dirfd, x->tmp_name, 0);
-		x->tmp_name[0] = 0;
-	}
-	of->fd = -1;
-	unblock_signals(&old);
-}
-
-/* --- objects ---------------------------------------------------------------- */
-
-static int is_type(const struct xentry *e, int type)
-{
-	return (e->mode & LINUX_S_IFMT) == type;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(x, err, fmt, ap);
+	va_end(ap);
+	e2cb_x_check_dest(x, err);
 }
 
 /* The current name: the last component of the plaintext path */
-static const char *cur_name(struct xt *x)
+const char *e2cb_x_cur_name(struct xt *x)
 {
 	const char *slash = strrchr(x->plain.s, '/');
 
 	return slash ? slash + 1 : x->plain.s;
-}
-
-static errcode_t extract_file(struct xt *x, int dirfd, const char *name,
-			      const struct xentry *e,
-			      struct fscrypt_inode *fi)
-{
-	struct outfile of;
-	struct writer w;
-	struct meta m;
-	uint64_t bytes = x->bytes;
-	errcode_t err;
-
-	if (make_room(x, dirfd, name, 0) < 0)
-		return EEXIST;
-	err = out_create(x, dirfd, &of);
-	if (err) {
-		report(x, err, "cannot create");
-		check_dest(x, err);
-		return err;
-	}
-	w_init(&w, x, of.fd, fi, e->size);
-	err = x->feed(x, e, &w);
-	if (err)
-		w.len = 0;	/* nothing more of this file goes out */
-	/* the pipe may still be writing it: always wait for it */
-	w_finish(&w);
-	w_release(&w);
-	if (!err)
-		err = w.err;
-	if (!err && (ftruncate(of.fd, e->size) < 0 ||
-		     fstat(of.fd, &x->made) < 0)) {
-		err = errno;
-		w.write_failed = 1;
-	}
-	if (err) {
-		if (!w.reported)
-			report(x, err, w.write_failed ? "cannot write" :
-			       "while writing the data");
-		if (w.write_failed)
-			check_dest(x, err);
-		goto fail;
-	}
-	meta_from(&m, e);
-	apply_meta(x, of.fd, 0, &m, LINUX_S_IFREG);
-	free(m.xattrs);
-	err = out_link(x, &of, name);
-	if (err) {
-		report(x, err, "cannot create");
-		check_dest(x, err);
-		x->bytes = bytes;
-		return err;
-	}
-	return 0;
-
-fail:
-	out_discard(x, &of);
-	x->bytes = bytes;
-	return err;
-}
-
-/*
- * -O: the plaintext of a regular file goes to standard output, holes as
- * zeros.  Whatever goes wrong in the middle leaves the stream with a
- * file cut short: nothing more is written after it.
- */
-static errcode_t stream_file(struct xt *x, const struct xentry *e,
-			     struct fscrypt_inode *fi)
-{
-	struct writer w;
-	errcode_t err;
-
-	w_init(&w, x, STDOUT_FILENO, fi, e->size);
-	w.stream = 1;
-	err = x->feed(x, e, &w);
-	if (err)
-		w.len = 0;
-	w_finish(&w);
-	w_release(&w);
-	if (!err)
-		err = w.err;
-	if (!err) {
-		/* a hole at the end */
-		err = stream_out(&w, NULL, 0, e->size);
-		w.write_failed = !!err;
-	}
-	if (err) {
-		if (!w.reported)
-			report(x, err, w.write_failed ? "cannot write to "
-			       "standard output" : "while writing the data");
-		if (w.pos && !x->stop) {
-			x->stop = err;
-			x->stop_cut = !w.write_failed;
-		} else {
-			check_dest(x, err);
-		}
-		if (w.write_failed && !x->stop)
-			x->stop = err;
-	}
-	return err;
-}
-
-/*
- * A further name of an inode written already, found again by the path
- * of its first name, and linked only if that still names the inode.
- */
-static errcode_t extract_link(struct xt *x, int dirfd, const struct link *l)
-{
-	const char *name = cur_name(x), *last;
-	char *path = strdup(l->path);
-	errcode_t err = 0;
-	struct stat st;
-	int pfd, fd = -1;
-
-	if (!path)
-		return ENOMEM;
-	if (make_room(x, dirfd, name, 0) < 0) {
-		free(path);
-		return EEXIST;
-	}
-	pfd = open_parent(x, path, &last);
-	if (pfd >= 0)
-		fd = openat(pfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		err = errno;
-		report(x, err, "cannot link to %s", l->path);
-	} else if (st.st_dev != l->dev || st.st_ino != l->host_ino) {
-		report(x, 0, "cannot link to %s: replaced by another file",
-		       l->path);
-		err = EEXIST;
-	} else if (link_fd(fd, dirfd, name) < 0) {
-		err = errno;
-		report(x, err, "cannot link to %s", l->path);
-		check_dest(x, err);
-	}
-	if (fd >= 0)
-		close(fd);
-	if (pfd >= 0)
-		close(pfd);
-	free(path);
-	return err;
-}
-
-static errcode_t extract_symlink(struct xt *x, int dirfd,
-				 const struct xentry *e,
-				 struct fscrypt_inode *fi)
-{
-	const char *name = cur_name(x);
-	uint8_t *target;
-	size_t len;
-	struct meta m;
-	errcode_t err = 0;
-	int fd;
-
-	target = malloc(e->target_len + 1);
-	if (!target)
-		return ENOMEM;
-	if (fi) {
-		err = fscrypt_decrypt_symlink(fi, e->target, e->target_len,
-					      target, e->target_len, &len);
-	} else {
-		len = e->target_len;
-		/* an empty target (a damaged inode) has no buffer at all */
-		if (!len || memchr(e->target, 0, len))
-			err = FSCRYPT_ET_BAD_SYMLINK;
-		else
-			memcpy(target, e->target, len);
-	}
-	if (err) {
-		report(x, err, "cannot read the symlink target");
-		goto out;
-	}
-	target[len] = 0;
-	if (make_room(x, dirfd, name, 0) < 0) {
-		err = EEXIST;
-		goto out;
-	}
-	if (symlinkat((char *) target, dirfd, name) < 0) {
-		err = errno;
-		report(x, err, "cannot create the symlink");
-		check_dest(x, err);
-		goto out;
-	}
-	fd = open_made(x, dirfd, name, S_IFLNK, 0);
-	if (fd < 0) {
-		err = EEXIST;
-		goto out;
-	}
-	meta_from(&m, e);
-	apply_meta(x, fd, 1, &m, LINUX_S_IFLNK);
-	free(m.xattrs);
-	close(fd);
-out:
-	fscrypt_wipe(target, e->target_len + 1);
-	free(target);
-	return err;
-}
-
-static errcode_t extract_special(struct xt *x, int dirfd,
-				 const struct xentry *e)
-{
-	const char *name = cur_name(x);
-	int type = e->mode & LINUX_S_IFMT;
-	mode_t mode = 0600;
-	dev_t dev = 0;
-	struct meta m;
-	int fd;
-
-	switch (type) {
-	case LINUX_S_IFCHR:
-	case LINUX_S_IFBLK:
-		if (x->policy & E2CB_NO_DEVICES) {
-			report(x, 0, "device node not created (--no-devices)");
-			x->nodevices++;
-			return 0;
-		}
-		if (!x->is_root) {
-			x->notroot++;
-			return 0;
-		}
-		mode |= type == LINUX_S_IFCHR ? S_IFCHR : S_IFBLK;
-		dev = makedev(e->rdev_major, e->rdev_minor);
-		break;
-	case LINUX_S_IFIFO:
-		mode |= S_IFIFO;
-		break;
-	case LINUX_S_IFSOCK:
-		mode |= S_IFSOCK;
-		break;
-	default:
-		report(x, 0, "unknown file type 0%o; skipped", type);
-		return EXT2_ET_INODE_CORRUPTED;
-	}
-	if (make_room(x, dirfd, name, 0) < 0)
-		return EEXIST;
-	if (mknodat(dirfd, name, mode, dev) < 0) {
-		errcode_t err = errno;
-
-		report(x, err, "cannot create");
-		check_dest(x, err);
-		return err;
-	}
-	fd = open_made(x, dirfd, name, mode & S_IFMT, dev);
-	if (fd < 0)
-		return EEXIST;
-	meta_from(&m, e);
-	apply_meta(x, fd, 1, &m, type);
-	free(m.xattrs);
-	close(fd);
-	return 0;
-}
-
-/* The directory for @e: made (mode 0700 until its end), or entered */
-static int extract_dir(struct xt *x, int dirfd, int *apply)
-{
-	const char *name = cur_name(x);
-	struct stat st;
-	int room, fd;
-
-	*apply = 1;
-	room = make_room(x, dirfd, name, 1);
-	if (room < 0)
-		return -1;
-	if (room == 0 && mkdirat(dirfd, name, 0700) < 0) {
-		int err = errno;
-
-		report(x, err, "cannot create the directory");
-		check_dest(x, err);
-		return -1;
-	}
-	/* an existing directory is merged into, its own metadata kept */
-	if (room == 1 && !x->o->overwrite)
-		*apply = 0;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-	if (fd < 0 || (room == 0 && fstat(fd, &st) < 0)) {
-		report(x, errno, "cannot open the directory");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	/*
-	 * One made here must be ours still.  An existing one, or one the
-	 * archive lists again, is merged into, whoever made it: it is
-	 * reached without following a symlink, and only by descriptors.
-	 */
-	if (room == 0 && !is_ours(x, dirfd, &st, S_IFDIR)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* --- the tree walk shared by both sources --------------------------------- */
@@ -1598,7 +129,7 @@ static void pop_frame(struct xt *x)
 
 	if (f->fd >= 0) {
 		if (f->apply_meta && !x->o->list_only)
-			apply_meta(x, f->fd, 0, &f->meta, LINUX_S_IFDIR);
+			e2cb_x_apply_meta(x, f->fd, 0, &f->meta, LINUX_S_IFDIR);
 		close(f->fd);
 	}
 	fscrypt_inode_close(f->names);
@@ -1637,16 +168,16 @@ static void list_entry(struct xt *x, const struct xentry *e,
 		       const uint8_t *target, size_t target_len,
 		       const char *note)
 {
-	put_path(stdout, x->cipher.s, x->cipher.len);
+	e2cb_x_put_path(stdout, x->cipher.s, x->cipher.len);
 	/* the root's path is empty: memcmp must not see its NULL */
 	if (x->cipher.len != x->plain.len ||
 	    (x->plain.len && memcmp(x->cipher.s, x->plain.s, x->plain.len))) {
 		fputs("  =  ", stdout);
-		put_path(stdout, x->plain.s, x->plain.len);
+		e2cb_x_put_path(stdout, x->plain.s, x->plain.len);
 	}
 	if (target) {
 		fputs("  ->  ", stdout);
-		put_path(stdout, (const char *) target, target_len);
+		e2cb_x_put_path(stdout, (const char *) target, target_len);
 	}
 	if (note)
 		printf("  [%s]", note);
@@ -1655,1060 +186,359 @@ static void list_entry(struct xt *x, const struct xentry *e,
 	putchar('\n');
 }
 
-/*
- * An archive carries the data of a hard-linked file with its first name
- * only.  When that name lies outside the PATHs asked for, a later one
- * may lie inside: the file is written under a temporary name in DIR for
- * the later names to be linked to, and the name removed at the end.
- */
-static void stage_file(struct xt *x, const struct xentry *e)
-{
-	struct fscrypt_inode_params params;
-	struct fscrypt_inode *fi = NULL;
-	char name[64], **p;
-	uint64_t bytes;
-	sigset_t old;
+/* What the driver works out about the entry at hand */
+struct step {
+	const struct xentry *e;
+	struct frame *parent;		/* NULL: the root */
+	size_t plain_len, cipher_len;	/* the paths before its name */
+	int is_dir;
+	int needs_key;			/* its name or itself is encrypted */
+	int sel;
+	int skip;			/* for its entries, if a directory */
+	struct fscrypt_key_spec spec;	/* SKIP_MISSING: the key wanted */
+	struct fscrypt_inode *fi;	/* its own key, or NULL */
+	char comp[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];	/* its archive name */
+	size_t comp_len;
+};
 
-	if (x->fs || x->o->list_only || x->o->to_stdout ||
-	    !is_type(e, LINUX_S_IFREG) ||
-	    e->links < 2 || e->hardlink || link_find(x, e->ino))
-		return;
-	if (e->ctx) {
-		memset(&params, 0, sizeof(params));
-		params.ino = e->ino;
-		params.block_size = x->block_size;
-		memcpy(params.uuid, x->uuid, 16);
-		if (fscrypt_inode_open(x->kr, e->ctx, e->ctx_len, &params,
-				       &fi))
-			return;
-	}
-	snprintf(name, sizeof(name), ".e2cryptbak-staged-%u.%ld", e->ino,
-		 (long) getpid());
-	/* listed before it exists, for a signal to find it */
-	block_signals(&old);
-	p = realloc(x->staged, (x->nstaged + 1) * sizeof(*p));
-	if (p) {
-		x->staged = p;
-		p[x->nstaged] = strdup(name);
-		if (p[x->nstaged])
-			x->nstaged++;
-		else
-			p = NULL;
-	}
-	unblock_signals(&old);
-	if (!p)
-		goto out;
-	bytes = x->bytes;
-	if (!extract_file(x, x->root_fd, name, e, fi)) {
-		link_add(x, e->ino, name, strlen(name), &x->made);
-	} else {
-		block_signals(&old);
-		free(x->staged[--x->nstaged]);
-		unblock_signals(&old);
-	}
-	x->bytes = bytes;
-out:
-	fscrypt_inode_close(fi);
+/* The frame of a directory whose entries come next: it takes s->fi */
+static struct frame *push_dir(struct xt *x, struct step *s)
+{
+	struct frame *f = push_frame(x, s->plain_len, s->cipher_len);
+
+	if (!f)
+		return NULL;
+	f->sel = s->sel;
+	f->skip = s->skip;
+	f->spec = s->spec;
+	f->encrypted = !!s->e->ctx;
+	f->names = s->fi;
+	s->fi = NULL;
+	return f;
 }
 
-static void unstage(struct xt *x)
+/* Done with an entry that leaves no frame: its names go */
+static int leave(struct xt *x, struct step *s)
 {
-	sigset_t old;
-	size_t i;
+	fscrypt_inode_close(s->fi);
+	s->fi = NULL;
+	pbuf_cut(&x->plain, s->plain_len);
+	pbuf_cut(&x->cipher, s->cipher_len);
+	return 0;
+}
 
-	block_signals(&old);
-	for (i = 0; i < x->nstaged; i++) {
-		if (unlinkat(x->root_fd, x->staged[i], 0) < 0)
-			com_err(program_name, errno, "while removing %s",
-				x->staged[i]);
-		free(x->staged[i]);
+/*
+ * An entry not extracted (s->skip says why): a directory still gets a
+ * frame, for its entries to be counted, or staged, below it.
+ */
+static int skip_entry(struct xt *x, struct step *s)
+{
+	struct frame *f;
+
+	fscrypt_inode_close(s->fi);
+	s->fi = NULL;
+	if (s->is_dir) {
+		if (!s->skip)
+			s->skip = SKIP_MISSING;
+		f = push_dir(x, s);
+		if (f)
+			return f->skip != SKIP_SILENT;
 	}
-	free(x->staged);
-	x->staged = NULL;
-	x->nstaged = 0;
-	unblock_signals(&old);
+	return leave(x, s);
+}
+
+/* The name as the archive has it: base64url when encrypted */
+static int push_cipher_name(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+
+	if (s->parent->encrypted) {
+		s->comp_len = e2cb_b64url_encode(e->name, e->name_len,
+						 s->comp);
+	} else {
+		s->comp_len = e->name_len;
+		memcpy(s->comp, e->name, s->comp_len);
+	}
+	return pbuf_push(&x->cipher, s->comp, s->comp_len);
+}
+
+/*
+ * The plaintext name, checked: 0 when pushed, 1 when refused (reported;
+ * the ciphertext stands for it), -1 when out of memory.
+ */
+static int push_plain_name(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	uint8_t name[FSCRYPT_NAME_MAX + 1];
+	size_t dec_len, name_len = 0;
+	errcode_t err = 0;
+
+	if (s->parent->encrypted) {
+		s->needs_key = 1;
+		err = fscrypt_decrypt_name(s->parent->names, e->name,
+					   e->name_len, name, &dec_len);
+	} else {
+		dec_len = e->name_len;
+		memcpy(name, e->name, dec_len);
+	}
+	if (!err)
+		err = fscrypt_check_name(name, dec_len, &name_len);
+	if (err) {
+		/* shown by its ciphertext: the name is unusable */
+		pbuf_push(&x->plain, s->comp, s->comp_len);
+		e2cb_x_report(x, err, "name refused; not extracted");
+		if (x->o->list_only)
+			list_entry(x, NULL, NULL, 0, error_message(err));
+		x->refused++;
+		s->skip = SKIP_FAILED;
+		return 1;
+	}
+	return pbuf_push(&x->plain, name, name_len) ? -1 : 0;
+}
+
+/* An entry below a directory that is not extracted */
+static int below_skipped(struct xt *x, struct step *s)
+{
+	int skip = s->parent->skip;
+
+	pbuf_push(&x->plain, s->comp, s->comp_len);
+	if (skip == SKIP_MISSING) {
+		e2cb_x_note_missing(x, &s->parent->spec);
+		if (x->o->list_only)
+			list_entry(x, NULL, NULL, 0, "no key");
+	} else if (skip == SKIP_FAILED) {
+		x->failed++;
+	} else {
+		e2cb_x_stage_file(x, s->e);
+	}
+	if (!s->is_dir)
+		return leave(x, s);
+	s->skip = skip;
+	s->spec = s->parent->spec;
+	if (!push_dir(x, s))
+		return leave(x, s);
+	return skip != SKIP_SILENT;
+}
+
+/*
+ * The entry's own key, if it has one.  0 to go on (a directory whose
+ * key is missing is still made), 1 when the entry is not extracted.
+ */
+static int open_key(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	struct fscrypt_policy pol;
+	errcode_t err;
+
+	if (e->ctx) {
+		s->needs_key = 1;
+		memset(&pol, 0, sizeof(pol));
+		err = fscrypt_parse_context(e->ctx, e->ctx_len, &pol);
+		if (!err)
+			err = e2cb_x_open_inode(x, e, &s->fi);
+		s->spec = pol.key;
+		if (err == FSCRYPT_ET_NO_KEY && s->is_dir) {
+			/* the directory is made; what is in it is not */
+			s->skip = SKIP_MISSING;
+		} else if (err == FSCRYPT_ET_NO_KEY) {
+			e2cb_x_note_missing(x, &pol.key);
+			if (x->o->list_only)
+				list_entry(x, e, NULL, 0, "no key");
+			return 1;
+		} else if (err) {
+			e2cb_x_report(x, err, "cannot decrypt; not extracted");
+			if (x->o->list_only)
+				list_entry(x, e, NULL, 0, error_message(err));
+			x->failed++;
+			s->skip = SKIP_FAILED;
+			return 1;
+		}
+	}
+	if (s->needs_key && !s->skip)
+		x->enc_ok++;
+	if (s->needs_key)
+		x->enc_seen++;
+	return 0;
+}
+
+/* list -k: the entry's line, its symlink target decrypted */
+static int list_one(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	uint8_t *target = NULL;
+	size_t tlen = 0;
+	errcode_t err = 0;
+
+	if (e2cb_x_is_type(e, LINUX_S_IFLNK) && e->target && !e->hardlink) {
+		target = malloc(e->target_len + 1);
+		if (target && s->fi)
+			err = fscrypt_decrypt_symlink(s->fi, e->target,
+						      e->target_len, target,
+						      e->target_len, &tlen);
+		else if (target)
+			memcpy(target, e->target, tlen = e->target_len);
+	}
+	list_entry(x, e, target, tlen, s->skip == SKIP_MISSING ?
+		   "no key for its entries" : err ? error_message(err) : NULL);
+	free(target);
+	x->entries++;
+	if (!s->is_dir || !push_dir(x, s))
+		return leave(x, s);
+	return 1;
+}
+
+/* A further name whose first one, with the data, was not extracted */
+static errcode_t lost_link(struct xt *x)
+{
+	e2cb_x_report(x, 0, "hard link to an entry that was not extracted");
+	return ENOENT;
+}
+
+/* -O: only the data of regular files, once each, in order */
+static errcode_t stream_one(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	errcode_t err;
+
+	if (!e2cb_x_is_type(e, LINUX_S_IFREG) || e2cb_x_link_find(x, e->ino))
+		return 0;
+	if (e->hardlink)
+		return lost_link(x);
+	err = e2cb_x_stream_file(x, e, s->fi);
+	x->files += !err;
+	return err;
+}
+
+/*
+ * The object itself, in its parent's directory.  A directory's
+ * descriptor goes to *fd, and *apply says whether its metadata is to be
+ * set when its entries are done.
+ */
+static errcode_t make_object(struct xt *x, struct step *s, int *fd,
+			     int *apply)
+{
+	const struct xentry *e = s->e;
+	const struct link *l;
+	errcode_t err;
+	int dirfd;
+
+	if (x->o->to_stdout)
+		return stream_one(x, s);
+	if (!s->parent) {
+		*fd = dup(x->root_fd);
+		*apply = x->created_root;
+		return *fd < 0 ? errno : 0;
+	}
+	dirfd = s->parent->fd;
+	if (s->is_dir) {
+		*fd = e2cb_x_extract_dir(x, dirfd, apply);
+		return *fd < 0 ? EEXIST : 0;
+	}
+	l = e2cb_x_link_find(x, e->ino);
+	if (l)
+		return e2cb_x_extract_link(x, dirfd, l);
+	if (e->hardlink)
+		return lost_link(x);
+	if (e2cb_x_is_type(e, LINUX_S_IFREG)) {
+		err = e2cb_x_extract_file(x, dirfd, e2cb_x_cur_name(x), e,
+					  s->fi);
+		x->files += !err;
+		return err;
+	}
+	if (e2cb_x_is_type(e, LINUX_S_IFLNK))
+		return e2cb_x_extract_symlink(x, dirfd, e, s->fi);
+	return e2cb_x_extract_special(x, dirfd, e);
+}
+
+/* The entry made: a directory's frame holds it until its end */
+static int make_one(struct xt *x, struct step *s)
+{
+	const struct xentry *e = s->e;
+	int fd = -1, apply = 0;
+	struct frame *f;
+
+	if (make_object(x, s, &fd, &apply)) {
+		x->failed++;
+		s->skip = SKIP_FAILED;
+		return skip_entry(x, s);
+	}
+	x->entries++;
+	if (!s->is_dir) {
+		if (e->links > 1 && !e2cb_x_link_find(x, e->ino))
+			e2cb_x_link_add(x, e->ino, x->plain.s, x->plain.len,
+					&x->made);
+		return leave(x, s);
+	}
+	f = push_dir(x, s);
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return leave(x, s);
+	}
+	f->fd = fd;
+	f->apply_meta = apply;
+	e2cb_x_meta_from(&f->meta, e);
+	return 1;
 }
 
 /*
  * One entry at @depth (the root is at 0).  Returns 1 when the entry is
  * a directory whose entries the source should go on to give, 0 when not.
  */
-static int process(struct xt *x, const struct xentry *e, size_t depth)
+int e2cb_x_process(struct xt *x, const struct xentry *e, size_t depth)
 {
-	struct fscrypt_inode_params params;
-	struct fscrypt_inode *fi = NULL;
-	struct fscrypt_policy pol;
-	struct frame *parent, *f = NULL;
-	uint8_t name[FSCRYPT_NAME_MAX + 1];
-	char comp[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
-	size_t name_len = 0, comp_len = 0, plain_len, cipher_len;
-	int is_dir = is_type(e, LINUX_S_IFDIR), sel, needs_key = 0;
-	int apply = 0, fd = -1, skip = SKIP_NONE, descend;
-	const struct link *l;
-	errcode_t err = 0;
+	struct step s;
+	int ret;
 
-	if (stopped(x))
+	if (e2cb_x_stopped(x))
 		return 0;
-	memset(&pol, 0, sizeof(pol));
 	pop_to(x, depth);
-	parent = depth ? &x->st[depth - 1] : NULL;
-	plain_len = x->plain.len;
-	cipher_len = x->cipher.len;
 	if (depth && x->depth != depth)
 		return 0;
 	if (depth > MAX_DEPTH) {
-		report(x, 0, "nested deeper than %d levels; skipped",
-		       MAX_DEPTH);
+		e2cb_x_report(x, 0, "nested deeper than %d levels; skipped",
+			      MAX_DEPTH);
 		x->failed++;
 		return 0;
 	}
-
-	/* the names: archive form (base64url when encrypted), plaintext */
-	if (parent) {
-		if (parent->encrypted) {
-			comp_len = e2cb_b64url_encode(e->name, e->name_len,
-						      comp);
-		} else {
-			comp_len = e->name_len;
-			memcpy(comp, e->name, comp_len);
-		}
-		if (pbuf_push(&x->cipher, comp, comp_len))
+	memset(&s, 0, sizeof(s));
+	s.e = e;
+	s.parent = depth ? &x->st[depth - 1] : NULL;
+	s.plain_len = x->plain.len;
+	s.cipher_len = x->cipher.len;
+	s.is_dir = e2cb_x_is_type(e, LINUX_S_IFDIR);
+	if (s.parent) {
+		if (push_cipher_name(x, &s))
 			return 0;
+		if (s.parent->skip)
+			return below_skipped(x, &s);
+		ret = push_plain_name(x, &s);
+		if (ret)
+			return ret < 0 ? leave(x, &s) : skip_entry(x, &s);
 	}
-	if (parent && parent->skip) {
-		/* below a directory that is not extracted */
-		pbuf_push(&x->plain, comp, comp_len);
-		if (parent->skip == SKIP_MISSING) {
-			note_missing(x, &parent->spec);
-			if (x->o->list_only)
-				list_entry(x, NULL, NULL, 0, "no key");
-		} else if (parent->skip == SKIP_FAILED) {
-			x->failed++;
-		} else {
-			stage_file(x, e);
-		}
-		descend = 0;
-		if (is_dir) {
-			f = push_frame(x, plain_len, cipher_len);
-			if (f) {
-				f->skip = parent->skip;
-				f->spec = parent->spec;
-				f->encrypted = !!e->ctx;
-				descend = parent->skip != SKIP_SILENT;
-			}
-		}
-		if (!descend && (!is_dir || !f)) {
-			pbuf_cut(&x->plain, plain_len);
-			pbuf_cut(&x->cipher, cipher_len);
-		}
-		return descend;
-	}
-	if (parent) {
-		size_t dec_len;
-
-		if (parent->encrypted) {
-			needs_key = 1;
-			err = fscrypt_decrypt_name(parent->names, e->name,
-						   e->name_len, name,
-						   &dec_len);
-		} else {
-			dec_len = e->name_len;
-			memcpy(name, e->name, dec_len);
-		}
-		if (!err)
-			err = fscrypt_check_name(name, dec_len, &name_len);
-		if (err) {
-			/* shown by its ciphertext: the name is unusable */
-			pbuf_push(&x->plain, comp, comp_len);
-			report(x, err, "name refused; not extracted");
-			if (x->o->list_only)
-				list_entry(x, NULL, NULL, 0, error_message(err));
-			x->refused++;
-			skip = SKIP_FAILED;
-			goto skip_entry;
-		}
-		if (pbuf_push(&x->plain, name, name_len))
-			return 0;
-	}
-
-	sel = select_path(x, parent ? parent->sel :
-			  x->nsel ? SEL_ANCESTOR : SEL_ALL);
-	if (sel == SEL_NONE || (sel == SEL_ANCESTOR && !is_dir)) {
-		stage_file(x, e);
-		skip = SKIP_SILENT;
-		goto skip_entry;
+	s.sel = e2cb_x_select(x, s.parent ? s.parent->sel :
+			      x->nsel ? SEL_ANCESTOR : SEL_ALL);
+	if (s.sel == SEL_NONE || (s.sel == SEL_ANCESTOR && !s.is_dir)) {
+		e2cb_x_stage_file(x, e);
+		s.skip = SKIP_SILENT;
+		return skip_entry(x, &s);
 	}
 	if (e->err) {
-		report(x, e->err, "%s; not extracted",
-		       e->err_what ? e->err_what : "cannot be read");
+		e2cb_x_report(x, e->err, "%s; not extracted",
+			      e->err_what ? e->err_what : "cannot be read");
 		if (x->o->list_only)
 			list_entry(x, e, NULL, 0, error_message(e->err));
 		x->failed++;
-		goto done;
+		return leave(x, &s);
 	}
-
-	/* the inode's own key: contents, or names and symlink targets */
-	if (e->ctx) {
-		needs_key = 1;
-		memset(&params, 0, sizeof(params));
-		params.ino = e->ino;
-		params.block_size = x->block_size;
-		memcpy(params.uuid, x->uuid, 16);
-		params.names = !is_type(e, LINUX_S_IFREG);
-		err = fscrypt_parse_context(e->ctx, e->ctx_len, &pol);
-		if (!err)
-			err = fscrypt_inode_open(x->kr, e->ctx, e->ctx_len,
-						 &params, &fi);
-		if (err == FSCRYPT_ET_NO_KEY && is_dir) {
-			/* the directory is made; what is in it is not */
-			skip = SKIP_MISSING;
-			err = 0;
-		} else if (err == FSCRYPT_ET_NO_KEY) {
-			note_missing(x, &pol.key);
-			if (x->o->list_only)
-				list_entry(x, e, NULL, 0, "no key");
-			goto skip_entry;
-		} else if (err) {
-			report(x, err, "cannot decrypt; not extracted");
-			if (x->o->list_only)
-				list_entry(x, e, NULL, 0, error_message(err));
-			x->failed++;
-			skip = SKIP_FAILED;
-			goto skip_entry;
-		}
-	}
-	if (needs_key && !skip)
-		x->enc_ok++;
-	if (needs_key)
-		x->enc_seen++;
-
-	if (x->o->list_only) {
-		uint8_t *target = NULL;
-		size_t tlen = 0;
-
-		if (is_type(e, LINUX_S_IFLNK) && e->target && !e->hardlink) {
-			target = malloc(e->target_len + 1);
-			if (target && fi)
-				err = fscrypt_decrypt_symlink(fi, e->target,
-						e->target_len, target,
-						e->target_len, &tlen);
-			else if (target)
-				memcpy(target, e->target,
-				       tlen = e->target_len);
-		}
-		list_entry(x, e, target, tlen, skip == SKIP_MISSING ?
-			   "no key for its entries" : err ?
-			   error_message(err) : NULL);
-		free(target);
-		x->entries++;
-		err = 0;
-		if (!is_dir)
-			goto done;
-		f = push_frame(x, plain_len, cipher_len);
-		if (!f)
-			goto done;
-		f->sel = sel;
-		f->skip = skip;
-		f->spec = pol.key;
-		f->encrypted = !!e->ctx;
-		f->names = fi;
-		return 1;
-	}
-
-	/* the object itself */
-	if (x->o->to_stdout) {
-		/* only the data of regular files, once each, in order */
-		if (!is_type(e, LINUX_S_IFREG) || link_find(x, e->ino)) {
-			err = 0;
-		} else if (e->hardlink) {
-			report(x, 0, "hard link to an entry that was not "
-			       "extracted");
-			err = ENOENT;
-		} else {
-			err = stream_file(x, e, fi);
-			x->files += !err;
-		}
-	} else if (!parent) {
-		fd = dup(x->root_fd);
-		apply = x->created_root;
-		if (fd < 0)
-			err = errno;
-	} else if (is_dir) {
-		fd = extract_dir(x, parent->fd, &apply);
-		if (fd < 0)
-			err = EEXIST;
-	} else if ((l = link_find(x, e->ino)) != NULL) {
-		err = extract_link(x, parent->fd, l);
-	} else if (e->hardlink) {
-		report(x, 0, "hard link to an entry that was not extracted");
-		err = ENOENT;
-	} else if (is_type(e, LINUX_S_IFREG)) {
-		err = extract_file(x, parent->fd, cur_name(x), e, fi);
-		x->files += !err;
-	} else if (is_type(e, LINUX_S_IFLNK)) {
-		err = extract_symlink(x, parent->fd, e, fi);
-	} else {
-		err = extract_special(x, parent->fd, e);
-	}
-	if (err) {
-		x->failed++;
-		skip = SKIP_FAILED;
-		goto skip_entry;
-	}
-	x->entries++;
-	if (!is_dir) {
-		if (e->links > 1 && !link_find(x, e->ino))
-			link_add(x, e->ino, x->plain.s, x->plain.len,
-				 &x->made);
-		goto done;
-	}
-	f = push_frame(x, plain_len, cipher_len);
-	if (!f) {
-		close(fd);
-		goto done;
-	}
-	f->fd = fd;
-	f->sel = sel;
-	f->skip = skip;
-	f->spec = pol.key;
-	f->encrypted = !!e->ctx;
-	f->names = fi;
-	f->apply_meta = apply;
-	meta_from(&f->meta, e);
-	return 1;
-
-skip_entry:
-	fscrypt_inode_close(fi);
-	fi = NULL;
-	if (is_dir) {
-		f = push_frame(x, plain_len, cipher_len);
-		if (f) {
-			f->skip = skip ? skip : SKIP_MISSING;
-			f->spec = pol.key;
-			f->encrypted = !!e->ctx;
-			return f->skip != SKIP_SILENT;
-		}
-	}
-done:
-	fscrypt_inode_close(fi);
-	pbuf_cut(&x->plain, plain_len);
-	pbuf_cut(&x->cipher, cipher_len);
-	return 0;
-}
-
-/* --- source: an archive ----------------------------------------------------- */
-
-static errcode_t archive_data(const struct e2cb_entry *ae EXT2FS_ATTR((unused)),
-			      uint64_t off, const void *buf, size_t len,
-			      void *priv)
-{
-	/* a write error stops the writing, not the reading */
-	return w_add(priv, off, buf, len);
-}
-
-static void report_damage(struct xt *x)
-{
-	fflush(stdout);
-	fprintf(stderr, "%s: %s: damaged: %s\n", program_name, x->o->source,
-		e2cb_reader_error(x->r));
-	x->damaged = 1;
-}
-
-/*
- * A stretch of the archive: what is to be decrypted the workers read,
- * and sum; the rest, past the last data unit (fs-verity's), is read and
- * summed here once they are done, to keep the sum in order.
- */
-static errcode_t plan_stretch(struct xt *x, struct writer *w, int fd,
-			      const struct e2cb_stretch *m)
-{
-	uint64_t off = m->off, pos = m->pos, left = m->len;
-	size_t n, room;
-	uint8_t *dst;
-	errcode_t err;
-
-	while (left && !w->err) {
-		n = left < IOBUF_SIZE ? left : IOBUF_SIZE;
-		dst = off < w->end ? w_room(w, off, &room) : NULL;
-		if (dst) {
-			if (n > room)
-				n = room;
-			if (n > w->end - off)
-				n = w->end - off;
-			w_plan_read(w, dst, pos, n);
-			w_commit(w, n);
-		} else {
-			if (off >= w->end)
-				w_finish(w);
-			err = pread_all(fd, x->iobuf, n, pos);
-			if (err) {
-				note_read_error(w, err, pos, off);
-				return err;
-			}
-			if (off >= w->end)
-				e2cb_reader_sum_data(x->r, off, x->iobuf, n);
-			else
-				w_add(w, off, x->iobuf, n);
-		}
-		off += n;
-		pos += n;
-		left -= n;
-	}
-	return 0;
-}
-
-/*
- * The data of a file larger than a buffer, from an archive that is a
- * plain file: the workers read it there as they decrypt, rather than
- * this thread copying it out of libarchive and summing it.
- */
-static errcode_t archive_feed_direct(struct xt *x, struct writer *w)
-{
-	const struct e2cb_stretch *map;
-	size_t count, i;
-	errcode_t err;
-	int fd;
-
-	err = e2cb_reader_data_map(x->r, &map, &count, &fd);
-	if (err)
-		return err;
-	w->plan = 1;
-	w->read_fd = fd;
-	w->sum_to = x->r;
-	for (i = 0; i < count && !err && !w->err; i++)
-		err = plan_stretch(x, w, fd, &map[i]);
-	w_finish(w);
-	w->plan = 0;
-	w->sum_to = NULL;
-	if (w->read_err) {
-		report(x, w->read_err, "cannot read the archive at byte %llu "
-		       "(byte %llu of the data)",
-		       (unsigned long long) w->bad_pos,
-		       (unsigned long long) w->bad_byte);
-		x->damaged = 1;
-		w->reported = 1;
-		return w->read_err;
-	}
-	/* a buffer left out of the sum: sum it all again */
-	if (w->err && e2cb_reader_sum_again(x->r, x->iobuf, IOBUF_SIZE))
-		report_damage(x);
-	return 0;
-}
-
-static errcode_t archive_feed(struct xt *x,
-			      const struct xentry *e EXT2FS_ATTR((unused)),
-			      struct writer *w)
-{
-	errcode_t err = EXT2_ET_UNIMPLEMENTED;
-
-	/* a worker for each buffer: they read as they decrypt */
-	if (w->fis[1])
-		err = archive_feed_direct(x, w);
-	if (err == EXT2_ET_UNIMPLEMENTED)
-		err = e2cb_reader_data(x->r, archive_data, w);
-	if (err == EXT2_ET_CRYPT_BAD_BLOB) {
-		report_damage(x);
-		w->reported = 1;
-	}
-	return err;
-}
-
-static void walk_archive(struct xt *x)
-{
-	struct e2cb_entry *e;
-	struct xentry xe;
-	const char *slash;
-	int ret = 0;
-
-	while (!x->damaged && !stopped(x) &&
-	       (ret = e2cb_reader_next(x->r, &e)) == 0) {
-		memset(&xe, 0, sizeof(xe));
-		xe.ino = e->rec.ino;
-		xe.mode = e->rec.mode;
-		xe.uid = e->rec.uid;
-		xe.gid = e->rec.gid;
-		xe.links = e->rec.links_count;
-		xe.size = e->rec.size;
-		xe.atime = e->rec.atime;
-		xe.mtime = e->rec.mtime;
-		xe.rdev_major = e->rec.rdev_major;
-		xe.rdev_minor = e->rec.rdev_minor;
-		xe.hardlink = !!(e->rec.rflags & E2CB_IF_HARDLINK);
-		if (e->rec.rflags & E2CB_IF_METADATA) {
-			xe.ctx = e->ctx;
-			xe.ctx_len = e->ctx_len;
-		}
-		if (e->rec.rflags & E2CB_IF_NAME) {
-			xe.name = e->name.name;
-			xe.name_len = e->name.name_len;
-		} else if (e->depth) {
-			slash = strrchr(e->path, '/');
-			xe.name = (const uint8_t *) (slash ? slash + 1 :
-						     e->path);
-			xe.name_len = strlen((const char *) xe.name);
-		}
-		xe.xattrs = e->xattrs;
-		xe.xattrs_len = e->xattrs_len;
-		if (e->symlink) {
-			xe.target = e->symlink;
-			xe.target_len = e->symlink_len;
-		} else if (LINUX_S_ISLNK(e->rec.mode) && e->linkname &&
-			   !xe.hardlink) {
-			xe.target = (const uint8_t *) e->linkname;
-			xe.target_len = strlen(e->linkname);
-		}
-		process(x, &xe, e->depth);
-	}
-	if (!x->damaged && ret < 0) {
-		fflush(stdout);
-		fprintf(stderr, "%s: %s: damaged: %s\n", program_name,
-			x->o->source, e2cb_reader_error(x->r));
-		x->damaged = 1;
-	}
-}
-
-/* --- source: an ext4 device or image, through libext2fs ------------------ */
-
-struct run_ctx {
-	struct xt *x;
-	struct writer *w;
-	errcode_t err;
-};
-
-/* Name the first block of @count at @pblk that cannot be read. */
-static void report_bad_block(struct run_ctx *rc, blk64_t pblk, blk64_t count,
-			     blk64_t lblk)
-{
-	ext2_filsys fs = rc->x->fs;
-	errcode_t err = rc->err;
-	blk64_t i;
-
-	for (i = 0; i < count; i++) {
-		err = io_channel_read_blk64(fs->io, pblk + i, 1,
-					    rc->x->iobuf);
-		if (err)
-			break;
-	}
-	if (i == count)
-		i = 0;
-	report(rc->x, err ? err : rc->err, "cannot read block %llu (byte "
-	       "%llu of the data)", (unsigned long long) (pblk + i),
-	       (unsigned long long) ((lblk + i) * fs->blocksize));
-}
-
-static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
-		    blk64_t count, void *priv)
-{
-	struct run_ctx *rc = priv;
-	blk64_t n, max = IOBUF_SIZE / fs->blocksize;
-	uint8_t *dst;
-	size_t room;
-
-	while (count) {
-		if (lblk * fs->blocksize >= rc->w->end)
-			return BLOCK_ABORT;
-		n = count < max ? count : max;
-		dst = w_room(rc->w, lblk * fs->blocksize, &room);
-		if (dst && room >= fs->blocksize) {
-			if (n > room / fs->blocksize)
-				n = room / fs->blocksize;
-			/* the workers read the device: not what a replay changed */
-			if (rc->w->plan &&
-			    !ext2fs_replay_io_changed(fs->io, pblk, n))
-				w_plan_read(rc->w, dst, pblk * fs->blocksize,
-					    n * fs->blocksize);
-			else
-				rc->err = io_channel_read_blk64(fs->io, pblk,
-								n, dst);
-			if (rc->err) {
-				report_bad_block(rc, pblk, n, lblk);
-				return BLOCK_ABORT;
-			}
-			w_commit(rc->w, n * fs->blocksize);
-		} else {
-			rc->err = io_channel_read_blk64(fs->io, pblk, n,
-							rc->x->iobuf);
-			if (rc->err) {
-				report_bad_block(rc, pblk, n, lblk);
-				return BLOCK_ABORT;
-			}
-			w_add(rc->w, lblk * fs->blocksize, rc->x->iobuf,
-			      n * fs->blocksize);
-		}
-		lblk += n;
-		pblk += n;
-		count -= n;
-	}
-	return 0;
-}
-
-static errcode_t image_feed(struct xt *x, const struct xentry *e,
-			    struct writer *w)
-{
-	struct ext2_inode *inode = (struct ext2_inode *) x->cur_inode;
-	struct run_ctx rc = { x, w, 0 };
-	size_t size = 0;
-	char *buf;
-	errcode_t err;
-
-	if (!(inode->i_flags & EXT4_INLINE_DATA_FL)) {
-		/* a worker for each buffer: they read as they decrypt */
-		w->plan = x->img_fd >= 0 && w->fis[1];
-		w->read_fd = x->img_fd;
-		err = ext2fs_stored_runs_iterate(x->fs, e->ino, inode,
-						 run_proc, &rc);
-		if (!err)
-			err = rc.err;
-		if (err || !w->plan)
-			return err;
-		w_finish(w);
-		if (w->read_err) {
-			report(x, w->read_err, "cannot read block %llu (byte "
-			       "%llu of the data)",
-			       (unsigned long long) (w->bad_pos /
-						     x->block_size),
-			       (unsigned long long) w->bad_byte);
-			w->reported = 1;
-		}
-		return w->read_err;
-	}
-	err = ext2fs_inline_data_size(x->fs, e->ino, &size);
-	if (err)
-		return err;
-	buf = malloc(size + 1);
-	if (!buf)
-		return ENOMEM;
-	err = ext2fs_inline_data_get(x->fs, e->ino, inode, buf, &size);
-	if (!err)
-		w_add(w, 0, (uint8_t *) buf, size);
-	free(buf);
-	return err;
-}
-
-/* The target as stored: in i_block, inline, or in the one block */
-static errcode_t image_symlink(struct xt *x, ext2_ino_t ino,
-			       struct ext2_inode_large *inode, uint8_t *buf,
-			       size_t *len)
-{
-	struct ext2_inode *i = (struct ext2_inode *) inode;
-	uint64_t size = EXT2_I_SIZE(inode);
-	size_t got = 0;
-	blk64_t pblk = 0;
-	errcode_t err;
-
-	if (size == 0 || size >= x->fs->blocksize)
-		return EXT2_ET_INODE_CORRUPTED;
-	*len = size;
-	if (inode->i_flags & EXT4_INLINE_DATA_FL) {
-		err = ext2fs_inline_data_size(x->fs, ino, &got);
-		if (!err && (got < size || got > x->fs->blocksize))
-			err = EXT2_ET_INODE_CORRUPTED;
-		return err ? err : ext2fs_inline_data_get(x->fs, ino, i, buf,
-							  &got);
-	}
-	if (ext2fs_is_fast_symlink(i)) {
-		if (size > sizeof(inode->i_block))
-			return EXT2_ET_INODE_CORRUPTED;
-		memcpy(buf, inode->i_block, size);
-		return 0;
-	}
-	err = ext2fs_bmap2(x->fs, ino, i, NULL, 0, 0, NULL, &pblk);
-	if (!err && !pblk)
-		err = EXT2_ET_INODE_CORRUPTED;
-	if (!err)
-		err = io_channel_read_blk64(x->fs->io, pblk, 1, x->iobuf);
-	if (!err)
-		memcpy(buf, x->iobuf, size);
-	return err;
-}
-
-struct xattr_collect {
-	struct e2cb_xattr_buf xb;
-	errcode_t err;
-};
-
-/* All but the context and the inline data, as the archive keeps them */
-static int collect_xattr(int index, const char *name, size_t name_len,
-			 const void *value, size_t value_len, void *priv)
-{
-	struct xattr_collect *c = priv;
-
-	if ((index == EXT4_XATTR_INDEX_ENCRYPTION && name_len == 1 &&
-	     name[0] == 'c') ||
-	    (index == 7 && name_len == 4 && !memcmp(name, "data", 4)))
-		return 0;
-	c->err = e2cb_xattr_buf_add(&c->xb, index, name, name_len, value,
-				    value_len);
-	return c->err ? XATTR_ABORT : 0;
-}
-
-struct child {
-	ext2_ino_t ino;
-	struct ext4_encrypted_name name;
-};
-
-struct child_list {
-	struct child *c;
-	size_t count, size;
-	struct ext2_inode dir;
-	struct xt *x;
-	errcode_t err;
-};
-
-static int child_proc(ext2_filsys fs, struct ext2_dir_entry *de,
-		      unsigned int rec_space, void *priv)
-{
-	struct child_list *cl = priv;
-	int len = ext2fs_dirent_name_len(de);
-	struct child *c;
-	errcode_t err;
-
-	if (de->name[0] == '.' && (len == 1 ||
-				   (len == 2 && de->name[1] == '.')))
-		return 0;
-	if (cl->count == cl->size) {
-		c = realloc(cl->c, (cl->size * 2 + 16) * sizeof(*c));
-		if (!c) {
-			cl->err = ENOMEM;
-			return DIRENT_ABORT;
-		}
-		cl->c = c;
-		cl->size = cl->size * 2 + 16;
-	}
-	c = &cl->c[cl->count];
-	c->ino = de->inode;
-	err = ext2fs_dirent_encrypted_name(fs, &cl->dir, de, rec_space,
-					   &c->name);
-	if (err) {
-		report(cl->x, err, "the entry of inode %u is damaged; "
-		       "skipped", de->inode);
-		cl->x->failed++;
-		return 0;
-	}
-	cl->count++;
-	return 0;
-}
-
-/* Damage in a directory: what could be read of it is extracted */
-static void dir_damage_proc(ext2_filsys fs EXT2FS_ATTR((unused)),
-			    const struct ext2fs_dir_damage *d, void *priv)
-{
-	struct child_list *cl = priv;
-	char where[128];
-
-	e2cb_dir_damage_where(d, where, sizeof(where));
-	report(cl->x, d->err, "damaged directory, %s; %s", where,
-	       ext2fs_dir_lost_string(d->lost));
-	cl->x->failed++;
-}
-
-static int map_proc(ext2_filsys fs EXT2FS_ATTR((unused)),
-		    blk64_t lblk EXT2FS_ATTR((unused)),
-		    blk64_t pblk EXT2FS_ATTR((unused)),
-		    blk64_t count EXT2FS_ATTR((unused)),
-		    void *priv EXT2FS_ATTR((unused)))
-{
-	return 0;
-}
-
-/*
- * What the entry of @ino would miss, found before anything is written:
- * the inode is not what a name can lead to, or its block map is damaged.
- */
-static errcode_t check_image_inode(struct xt *x, ext2_ino_t ino,
-				   struct ext2_inode_large *inode)
-{
-	struct ext2_inode *i = (struct ext2_inode *) inode;
-	errcode_t err;
-
-	err = ext2fs_check_linked_inode(x->fs, ino, i);
-	if (err || !LINUX_S_ISREG(i->i_mode) ||
-	    (i->i_flags & EXT4_INLINE_DATA_FL))
-		return err;
-	return ext2fs_stored_runs_iterate(x->fs, ino, i, map_proc, NULL);
-}
-
-static void walk_image_dir(struct xt *x, ext2_ino_t dir,
-			   struct ext2_inode_large *inode, size_t depth);
-
-static void image_entry(struct xt *x, ext2_ino_t ino,
-			const struct ext4_encrypted_name *name, size_t depth)
-{
-	size_t isize = EXT2_INODE_SIZE(x->fs->super), len;
-	struct ext2_inode_large *inode;
-	struct xattr_collect xc;
-	struct e2cb_inode_rec rec;
-	struct xentry xe;
-	uint8_t ctx[EXT4_ENCRYPTED_METADATA_MAX], *target = NULL;
-	errcode_t err;
-
-	memset(&xe, 0, sizeof(xe));
-	memset(&xc, 0, sizeof(xc));
-	if (name) {
-		xe.name = name->name;
-		xe.name_len = name->name_len;
-	}
-	inode = calloc(1, isize);
-	if (!inode)
-		return;
-	err = ext2fs_read_inode_full(x->fs, ino, (struct ext2_inode *) inode,
-				     isize);
-	if (err) {
-		/* with no mode, process() cannot name it: say where it is */
-		if (name)
-			report(x, err, "while reading inode %u, an entry of "
-			       "this directory; not extracted", ino);
-		else
-			com_err(program_name, err, "while reading the root "
-				"inode %u; nothing extracted", ino);
-		x->failed++;
-		goto out;
-	}
-	xe.err = check_image_inode(x, ino, inode);
-	xe.ino = ino;
-	xe.mode = inode->i_mode;
-	xe.uid = inode_uid(*inode);
-	xe.gid = inode_gid(*inode);
-	xe.links = inode->i_links_count;
-	xe.size = EXT2_I_SIZE(inode);
-	memset(&rec, 0, sizeof(rec));
-	e2cb_inode_times(inode, isize, &rec);
-	xe.atime = rec.atime;
-	xe.mtime = rec.mtime;
-	if (LINUX_S_ISCHR(xe.mode) || LINUX_S_ISBLK(xe.mode))
-		e2cb_inode_rdev((struct ext2_inode *) inode, &xe.rdev_major,
-				&xe.rdev_minor);
-	if (!xe.err && (inode->i_flags & EXT4_ENCRYPT_FL)) {
-		xe.ctx = ctx;
-		xe.err = ext2fs_get_encryption_context(x->fs, ino, inode, ctx,
-						       sizeof(ctx), &len);
-		xe.ctx_len = xe.err ? 0 : len;
-		if (xe.err)
-			xe.err_what = "cannot decrypt";
-	}
-	err = xe.err ? 0 : ext2fs_xattrs_raw_iterate(x->fs, ino, inode,
-						     collect_xattr, &xc);
-	if (!err)
-		err = xc.err;
-	if (err)
-		xe.err = err;
-	if (!xe.err && xc.xb.len) {
-		e2cb_seal(xc.xb.buf, xc.xb.len);
-		xe.xattrs = xc.xb.buf;
-		xe.xattrs_len = xc.xb.len + 4;
-	}
-	if (!xe.err && LINUX_S_ISLNK(xe.mode)) {
-		target = malloc(x->fs->blocksize + 1);
-		xe.err = target ? image_symlink(x, ino, inode, target, &len) :
-			 ENOMEM;
-		if (!xe.err) {
-			xe.target = target;
-			xe.target_len = len;
-		}
-	}
-	x->cur_inode = inode;
-	if (process(x, &xe, depth) && !xe.err && LINUX_S_ISDIR(xe.mode))
-		walk_image_dir(x, ino, inode, depth + 1);
-out:
-	free(target);
-	free(xc.xb.buf);
-	free(inode);
-}
-
-static void walk_image_dir(struct xt *x, ext2_ino_t dir,
-			   struct ext2_inode_large *inode, size_t depth)
-{
-	struct child_list cl;
-	errcode_t err;
-	size_t i;
-
-	if (ext2fs_fast_test_inode_bitmap2(x->dirs_seen, dir)) {
-		report(x, 0, "directory inode %u is reached twice; not "
-		       "entered again", dir);
-		x->failed++;
-		return;
-	}
-	ext2fs_fast_mark_inode_bitmap2(x->dirs_seen, dir);
-	memset(&cl, 0, sizeof(cl));
-	cl.x = x;
-	memcpy(&cl.dir, inode, sizeof(cl.dir));
-	err = ext2fs_dir_walk(x->fs, dir, &cl.dir, child_proc,
-			      dir_damage_proc, &cl);
-	if (err || cl.err) {
-		report(x, err ? err : cl.err, "while reading the directory");
-		x->failed++;
-	}
-	for (i = 0; i < cl.count; i++) {
-		if (!cl.c[i].ino ||
-		    cl.c[i].ino > x->fs->super->s_inodes_count) {
-			report(x, 0, "entry with bad inode number %u; "
-			       "skipped", cl.c[i].ino);
-			x->failed++;
-			continue;
-		}
-		image_entry(x, cl.c[i].ino, &cl.c[i].name, depth);
-	}
-	free(cl.c);
+	if (open_key(x, &s))
+		return skip_entry(x, &s);
+	if (x->o->list_only)
+		return list_one(x, &s);
+	return make_one(x, &s);
 }
 
 /* --- the command -------------------------------------------------------- */
-
-/* An archive, or something that holds an ext4 superblock */
-static int looks_like_image(const char *name)
-{
-	uint8_t buf[2048];
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	if (!strcmp(name, "-"))
-		return 0;
-	if (!stat(name, &st) && S_ISBLK(st.st_mode))
-		return 1;
-	fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = pread(fd, buf, sizeof(buf), 0);
-	close(fd);
-	if (n < (ssize_t) sizeof(buf))
-		return 0;
-	/* gzip, xz, zstd, or a ustar header: an archive */
-	if ((buf[0] == 0x1f && buf[1] == 0x8b) ||
-	    !memcmp(buf, "\xfd" "7zXZ", 5) ||
-	    !memcmp(buf, "\x28\xb5\x2f\xfd", 4) ||
-	    !memcmp(buf + 257, "ustar", 5))
-		return 0;
-	return buf[1080] == 0x53 && buf[1081] == 0xef;
-}
-
-static int open_source(struct xt *x, int image, uint8_t salt[16])
-{
-	struct ext2fs_replay_stats replay;
-	const struct e2cb_header *h;
-	errcode_t err;
-
-	if (image) {
-		if (e2cb_open_source(x->o->source, x->o->stale, &replay,
-				     &x->fs))
-			return E2CB_EXIT_ERROR;
-		memcpy(x->uuid, x->fs->super->s_uuid, 16);
-		memcpy(salt, x->fs->super->s_encrypt_pw_salt, 16);
-		x->block_size = x->fs->blocksize;
-		x->feed = image_feed;
-		/* the workers' reads; without it, this thread reads */
-		x->img_fd = open(x->o->source, O_RDONLY | O_CLOEXEC);
-		err = ext2fs_allocate_inode_bitmap(x->fs, "directories seen",
-						   &x->dirs_seen);
-		if (err) {
-			com_err(program_name, err, "while setting up");
-			return E2CB_EXIT_ERROR;
-		}
-		return 0;
-	}
-	err = e2cb_reader_open(x->o->source, x->o->list_only ? 0 :
-			       E2CB_READ_DATA, &x->r);
-	if (err) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, x->o->source,
-			e2cb_reader_error(x->r));
-		return err == EXT2_ET_CRYPT_BAD_BLOB ? E2CB_EXIT_DAMAGED :
-		       E2CB_EXIT_ERROR;
-	}
-	h = e2cb_reader_header(x->r);
-	memcpy(x->uuid, h->uuid, 16);
-	memcpy(salt, h->encrypt_pw_salt, 16);
-	x->block_size = h->block_size;
-	x->feed = archive_feed;
-	return 0;
-}
-
-/* As ssh does for its private keys: a secret others can read is not */
-static void warn_if_readable(const char *what, const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (st.st_mode & (S_IRWXG | S_IRWXO)))
-		fprintf(stderr, "%s: warning: %s %s is accessible by others "
-			"(mode %04o); chmod 600 it\n", program_name, what,
-			path, (unsigned int) (st.st_mode & 07777));
-}
-
-/*
- * google/fscrypt's records: those of the source first, then those of
- * --fscrypt-dir; the protectors named open the policy keys they wrap.
- */
-static int load_protector(struct xt *x)
-{
-	struct e2cb_fsmeta *m;
-	const char *p;
-	int i, ret = 0;
-
-	if (e2cb_fsmeta_new(&m))
-		return E2CB_EXIT_ERROR;
-	if (x->fs)
-		e2cb_fsmeta_add_image(m, x->fs);
-	else
-		ret = e2cb_fsmeta_add_archive(m, x->o->source, 0);
-	for (i = 0; !ret && i < x->o->nfscrypt_dirs; i++)
-		ret = e2cb_fsmeta_add_dir(m, x->o->fscrypt_dirs[i]);
-	for (i = 0; i < 2; i++) {
-		p = i ? x->o->protector_key : x->o->passphrase_file;
-		if (p && strcmp(p, "-"))
-			warn_if_readable(i ? "key file" : "passphrase file", p);
-	}
-	if (!ret)
-		ret = e2cb_fsmeta_unlock(m, x->o, x->kr);
-	e2cb_fsmeta_free(m);
-	return ret;
-}
-
-static int load_keys(struct xt *x, const uint8_t salt[16])
-{
-	static const uint8_t zero[16];
-	errcode_t err;
-	int i;
-
-	err = fscrypt_keyring_new(&x->kr);
-	for (i = 0; !err && i < x->o->nkey_files; i++) {
-		warn_if_readable("key file", x->o->key_files[i]);
-		err = fscrypt_keyring_add_file(x->kr, x->o->key_files[i]);
-		if (err)
-			com_err(program_name, err, "while reading the key "
-				"file %s", x->o->key_files[i]);
-	}
-	for (i = 0; !err && i < x->o->nkey_hex; i++) {
-		err = fscrypt_keyring_add_hex(x->kr, x->o->key_hex[i]);
-		if (err)
-			com_err(program_name, err, "in --key-hex number %d",
-				i + 1);
-	}
-	/* out of argv, and so of /proc/PID/cmdline, once read */
-	for (i = 0; i < x->o->nkey_hex; i++)
-		fscrypt_wipe(x->o->key_hex[i], strlen(x->o->key_hex[i]));
-	if (!err && x->o->passphrase_file && !x->o->nprotectors) {
-		warn_if_readable("passphrase file", x->o->passphrase_file);
-		if (!memcmp(salt, zero, 16))
-			fprintf(stderr, "%s: warning: the filesystem has no "
-				"passphrase salt; the key is derived with a "
-				"zero salt\n", program_name);
-		err = fscrypt_keyring_add_passphrase_file(x->kr,
-						x->o->passphrase_file, salt);
-		if (err)
-			com_err(program_name, err, "while reading the "
-				"passphrase file %s", x->o->passphrase_file);
-	}
-	if (!err && x->o->nprotectors) {
-		int ret = load_protector(x);
-
-		if (ret)
-			return ret;
-	}
-	if (!err && fscrypt_secure_unlocked())
-		fprintf(stderr, "%s: warning: key memory could not be locked "
-			"(RLIMIT_MEMLOCK); it is still kept out of core "
-			"dumps\n", program_name);
-	return err ? E2CB_EXIT_ERROR : 0;
-}
 
 static int open_output(struct xt *x)
 {
@@ -2728,60 +558,35 @@ static int open_output(struct xt *x)
 	return 0;
 }
 
-static int set_selection(struct xt *x)
+/* The counts of the run: on standard output, unless -O's data is there */
+static void print_summary(struct xt *x)
 {
-	int i;
-
-	if (!x->o->npaths)
-		return 0;
-	x->sel = calloc(x->o->npaths, sizeof(*x->sel));
-	if (!x->sel)
-		return E2CB_EXIT_ERROR;
-	for (i = 0; i < x->o->npaths; i++) {
-		x->sel[i].s = normalize_sel(x->o->paths[i]);
-		if (!x->sel[i].s) {
-			fprintf(stderr, "%s: %s: a PATH may not contain "
-				"'..'\n", program_name, x->o->paths[i]);
-			return E2CB_EXIT_USAGE;
-		}
-		x->sel[i].len = strlen(x->sel[i].s);
-		x->nsel++;
+	if (x->o->list_only) {
+		printf("%s: %llu entries listed, %llu without key, %llu "
+		       "refused, %llu failed\n", x->o->source,
+		       (unsigned long long) x->entries,
+		       (unsigned long long) x->missing,
+		       (unsigned long long) x->refused,
+		       (unsigned long long) x->failed);
+		return;
 	}
-	return 0;
-}
-
-/* Keys that opened nothing are worth a word: a typo, or the wrong file */
-static void note_unused_keys(struct xt *x)
-{
-	struct fscrypt_key_spec v1, v2;
-	char s1[80], s2[80];
-	size_t i;
-	int used;
-
-	for (i = 0; (used = fscrypt_keyring_used(x->kr, i, &v1, &v2)) >= 0;
-	     i++) {
-		if (used)
-			continue;
-		fscrypt_spec_string(&v2, s2, sizeof(s2));
-		fscrypt_spec_string(&v1, s1, sizeof(s1));
-		fprintf(stderr, "%s: note: key %zu (%s, %s) opened nothing\n",
-			program_name, i + 1, s2, s1);
-	}
+	fprintf(x->o->to_stdout ? stderr : stdout,
+		"%s: extracted %llu entries, %llu files, %llu bytes; "
+		"%llu without key, %llu refused, %llu failed\n",
+		x->o->source, (unsigned long long) x->entries,
+		(unsigned long long) x->files,
+		(unsigned long long) x->bytes,
+		(unsigned long long) x->missing,
+		(unsigned long long) x->refused,
+		(unsigned long long) x->failed);
 }
 
 static int finish(struct xt *x)
 {
 	const struct e2cb_trailer *t;
-	size_t i;
-	int notfound = 0, incomplete = 0;
+	int notfound, incomplete = 0;
 
-	for (i = 0; i < x->nsel; i++) {
-		if (x->sel[i].found)
-			continue;
-		fprintf(stderr, "%s: %s: not found in %s\n", program_name,
-			x->o->paths[i], x->o->source);
-		notfound++;
-	}
+	notfound = e2cb_x_report_unselected(x);
 	/* what the backup could not read is not here either */
 	t = x->r && !x->damaged ? e2cb_reader_trailer(x->r) : NULL;
 	if (t && (t->tflags & E2CB_TF_INCOMPLETE)) {
@@ -2791,8 +596,8 @@ static int finish(struct xt *x)
 			(unsigned long long) t->skipped);
 		incomplete = 1;
 	}
-	print_missing(x);
-	note_unused_keys(x);
+	e2cb_x_print_missing(x);
+	e2cb_x_note_unused_keys(x);
 	if (x->notroot)
 		fprintf(stderr, "%s: %llu device nodes not created (not "
 			"root)\n", program_name,
@@ -2806,24 +611,7 @@ static int finish(struct xt *x)
 			"(see above)\n", program_name,
 			(unsigned long long) x->xattr_warnings);
 	fflush(stderr);
-	if (x->o->list_only)
-		printf("%s: %llu entries listed, %llu without key, %llu "
-		       "refused, %llu failed\n", x->o->source,
-		       (unsigned long long) x->entries,
-		       (unsigned long long) x->missing,
-		       (unsigned long long) x->refused,
-		       (unsigned long long) x->failed);
-	else
-		/* with -O, standard output carries the data */
-		fprintf(x->o->to_stdout ? stderr : stdout,
-		       "%s: extracted %llu entries, %llu files, %llu bytes; "
-		       "%llu without key, %llu refused, %llu failed\n",
-		       x->o->source, (unsigned long long) x->entries,
-		       (unsigned long long) x->files,
-		       (unsigned long long) x->bytes,
-		       (unsigned long long) x->missing,
-		       (unsigned long long) x->refused,
-		       (unsigned long long) x->failed);
+	print_summary(x);
 	if (x->stop_cut) {
 		fflush(stdout);
 		fprintf(stderr, "%s: standard output: a file is cut short "
@@ -2856,23 +644,12 @@ static int finish(struct xt *x)
 
 static void xt_free(struct xt *x)
 {
-	size_t i, j;
-
 	pop_to(x, 0);
-	unstage(x);
+	e2cb_x_unstage(x);
 	free(x->st);
-	for (i = 0; i < x->links_size; i++)
-		free(x->links[i].path);
-	free(x->links);
-	for (i = 0; i < x->nmiss; i++) {
-		for (j = 0; j < x->miss[i].npaths; j++)
-			free(x->miss[i].paths[j]);
-		free(x->miss[i].paths);
-	}
-	free(x->miss);
-	for (i = 0; i < x->nsel; i++)
-		free(x->sel[i].s);
-	free(x->sel);
+	e2cb_x_free_links(x);
+	e2cb_x_free_missing(x);
+	e2cb_x_free_selection(x);
 	free(x->plain.s);
 	free(x->cipher.s);
 	free(x->iobuf);
@@ -2931,13 +708,14 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 		ret = E2CB_EXIT_ERROR;
 		goto out;
 	}
-	ret = set_selection(&x);
+	ret = e2cb_x_set_selection(&x);
 	if (ret)
 		goto out;
-	image = looks_like_image(opts->source);
-	ret = open_source(&x, image, salt);
+	image = e2cb_x_looks_like_image(opts->source);
+	ret = image ? e2cb_x_open_image(&x, salt) :
+		      e2cb_x_open_archive(&x, salt);
 	if (!ret)
-		ret = load_keys(&x, salt);
+		ret = e2cb_x_load_keys(&x, salt);
 	if (!ret && !opts->list_only && !opts->to_stdout)
 		ret = open_output(&x);
 	if (ret)
@@ -2951,18 +729,18 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 
 		x.anon_files = (!no_tmpfile || !*no_tmpfile) &&
 			       access("/proc/self/fd", X_OK) == 0;
-		guard_output(&x);
+		e2cb_x_guard_output(&x);
 	}
 	if (image)
-		image_entry(&x, EXT2_ROOT_INO, NULL, 0);
+		e2cb_x_walk_image(&x);
 	else
-		walk_archive(&x);
+		e2cb_x_walk_archive(&x);
 	pop_to(&x, 0);
-	unstage(&x);
-	unguard_output();
+	e2cb_x_unstage(&x);
+	e2cb_x_unguard_output();
 	ret = finish(&x);
 out:
-	unguard_output();
+	e2cb_x_unguard_output();
 	fscrypt_wipe(salt, sizeof(salt));
 	xt_free(&x);
 	return ret;
