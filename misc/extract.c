@@ -35,33 +35,6 @@
 
 /* --- paths ---------------------------------------------------------------- */
 
-static int pbuf_push(struct pbuf *p, const void *comp, size_t len)
-{
-	size_t need = p->len + 1 + len + 1;
-	char *s;
-
-	if (need > p->size) {
-		s = realloc(p->s, need * 2);
-		if (!s)
-			return -1;
-		p->s = s;
-		p->size = need * 2;
-	}
-	if (p->len)
-		p->s[p->len++] = '/';
-	memcpy(p->s + p->len, comp, len);
-	p->len += len;
-	p->s[p->len] = 0;
-	return 0;
-}
-
-static void pbuf_cut(struct pbuf *p, size_t len)
-{
-	p->len = len;
-	if (p->s)
-		p->s[len] = 0;
-}
-
 /* Names hold any byte but '/' and NUL: show the unprintable ones escaped */
 void e2cb_x_put_path(FILE *f, const char *s, size_t len)
 {
@@ -134,8 +107,8 @@ static void pop_frame(struct xt *x)
 	}
 	fscrypt_inode_close(f->names);
 	free(f->meta.xattrs);
-	pbuf_cut(&x->plain, f->plain_len);
-	pbuf_cut(&x->cipher, f->cipher_len);
+	e2cb_path_cut(&x->plain, f->plain_len);
+	e2cb_path_cut(&x->cipher, f->cipher_len);
 }
 
 static void pop_to(struct xt *x, size_t depth)
@@ -149,13 +122,8 @@ static struct frame *push_frame(struct xt *x, size_t plain_len,
 {
 	struct frame *f;
 
-	if (x->depth == x->st_size) {
-		f = realloc(x->st, (x->st_size * 2 + 16) * sizeof(*f));
-		if (!f)
-			return NULL;
-		x->st = f;
-		x->st_size = x->st_size * 2 + 16;
-	}
+	if (e2cb_grow((void **) &x->st, &x->st_size, x->depth, sizeof(*f)))
+		return NULL;
 	f = &x->st[x->depth++];
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
@@ -222,8 +190,8 @@ static int leave(struct xt *x, struct step *s)
 {
 	fscrypt_inode_close(s->fi);
 	s->fi = NULL;
-	pbuf_cut(&x->plain, s->plain_len);
-	pbuf_cut(&x->cipher, s->cipher_len);
+	e2cb_path_cut(&x->plain, s->plain_len);
+	e2cb_path_cut(&x->cipher, s->cipher_len);
 	return 0;
 }
 
@@ -259,7 +227,7 @@ static int push_cipher_name(struct xt *x, struct step *s)
 		s->comp_len = e->name_len;
 		memcpy(s->comp, e->name, s->comp_len);
 	}
-	return pbuf_push(&x->cipher, s->comp, s->comp_len);
+	return e2cb_path_push(&x->cipher, s->comp, s->comp_len) ? -1 : 0;
 }
 
 /*
@@ -285,7 +253,7 @@ static int push_plain_name(struct xt *x, struct step *s)
 		err = fscrypt_check_name(name, dec_len, &name_len);
 	if (err) {
 		/* shown by its ciphertext: the name is unusable */
-		pbuf_push(&x->plain, s->comp, s->comp_len);
+		e2cb_path_push(&x->plain, s->comp, s->comp_len);
 		e2cb_x_report(x, err, "name refused; not extracted");
 		if (x->o->list_only)
 			list_entry(x, NULL, NULL, 0, error_message(err));
@@ -293,7 +261,7 @@ static int push_plain_name(struct xt *x, struct step *s)
 		s->skip = SKIP_FAILED;
 		return 1;
 	}
-	return pbuf_push(&x->plain, name, name_len) ? -1 : 0;
+	return e2cb_path_push(&x->plain, name, name_len) ? -1 : 0;
 }
 
 /* An entry below a directory that is not extracted */
@@ -301,7 +269,7 @@ static int below_skipped(struct xt *x, struct step *s)
 {
 	int skip = s->parent->skip;
 
-	pbuf_push(&x->plain, s->comp, s->comp_len);
+	e2cb_path_push(&x->plain, s->comp, s->comp_len);
 	if (skip == SKIP_MISSING) {
 		e2cb_x_note_missing(x, &s->parent->spec);
 		if (x->o->list_only)
@@ -650,8 +618,8 @@ static void xt_free(struct xt *x)
 	e2cb_x_free_links(x);
 	e2cb_x_free_missing(x);
 	e2cb_x_free_selection(x);
-	free(x->plain.s);
-	free(x->cipher.s);
+	e2cb_path_free(&x->plain);
+	e2cb_path_free(&x->cipher);
 	free(x->iobuf);
 	e2cb_pipe_free(x->pipe);
 	pthread_mutex_destroy(&x->crypt_lock);
@@ -689,6 +657,7 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	/* nothing of this process, keys included, goes into a core file */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	memset(&x, 0, sizeof(x));
+	e2cb_ino_map_init(&x.links, sizeof(struct link));
 	x.o = opts;
 	x.root_fd = -1;
 	x.tmp_dirfd = -1;

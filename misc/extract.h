@@ -37,12 +37,6 @@ enum skip {
 /* Where an entry stands with respect to the PATH operands */
 enum sel { SEL_ALL, SEL_ANCESTOR, SEL_NONE };
 
-/* A path built one component at a time, as the walk goes down */
-struct pbuf {
-	char *s;
-	size_t len, size;
-};
-
 /* What is applied to an object once it is complete */
 struct meta {
 	uint32_t mode, uid, gid;
@@ -142,9 +136,8 @@ struct xt {
 	struct stat made;		/* what e2cb_x_extract_*() last made */
 	struct frame *st;
 	size_t depth, st_size;
-	struct pbuf plain, cipher;
-	struct link *links;
-	size_t nlinks, links_size;
+	struct e2cb_path_buf plain, cipher;
+	struct e2cb_ino_map links;	/* of struct link */
 	struct missing *miss;
 	size_t nmiss;
 	struct sel_path *sel;
@@ -307,7 +300,5 @@ extern errcode_t e2cb_xw_stream_out(struct writer *w, const uint8_t *buf,
 				    size_t len, uint64_t off);
 extern void e2cb_xw_read_error(struct writer *w, errcode_t err, uint64_t pos,
 			       uint64_t byte);
-extern errcode_t e2cb_x_pread_all(int fd, uint8_t *buf, size_t len,
-				  uint64_t pos);
 
 #endif /* E2CB_EXTRACT_H */

@@ -58,7 +58,7 @@ static errcode_t plan_stretch(struct xt *x, struct writer *w, int fd,
 		} else {
 			if (off >= w->end)
 				e2cb_xw_finish(w);
-			err = e2cb_x_pread_all(fd, x->iobuf, n, pos);
+			err = e2cb_pread_all(fd, x->iobuf, n, pos);
 			if (err) {
 				e2cb_xw_read_error(w, err, pos, off);
 				return err;

@@ -225,14 +225,9 @@ static int child_proc(ext2_filsys fs, struct ext2_dir_entry *de,
 	if (de->name[0] == '.' && (len == 1 ||
 				   (len == 2 && de->name[1] == '.')))
 		return 0;
-	if (cl->count == cl->size) {
-		c = realloc(cl->c, (cl->size * 2 + 16) * sizeof(*c));
-		if (!c) {
-			cl->err = ENOMEM;
-			return DIRENT_ABORT;
-		}
-		cl->c = c;
-		cl->size = cl->size * 2 + 16;
+	if (e2cb_grow((void **) &cl->c, &cl->size, cl->count, sizeof(*c))) {
+		cl->err = ENOMEM;
+		return DIRENT_ABORT;
 	}
 	c = &cl->c[cl->count];
 	c->ino = de->inode;

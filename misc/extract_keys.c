@@ -47,13 +47,8 @@ void e2cb_x_note_missing(struct xt *x, const struct fscrypt_key_spec *spec)
 		m->spec = *spec;
 	}
 	m->count++;
-	if (m->npaths == m->size) {
-		p = realloc(m->paths, (m->size * 2 + 16) * sizeof(*p));
-		if (!p)
-			return;
-		m->paths = p;
-		m->size = m->size * 2 + 16;
-	}
+	if (e2cb_grow((void **) &m->paths, &m->size, m->npaths, sizeof(*p)))
+		return;
 	m->paths[m->npaths] = strdup(x->plain.len ? x->plain.s : ".");
 	if (m->paths[m->npaths])
 		m->npaths++;

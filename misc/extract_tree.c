@@ -24,69 +24,50 @@
 /* Where the first name of image or archive inode @ino went, or NULL */
 const struct link *e2cb_x_link_find(struct xt *x, uint32_t ino)
 {
-	size_t i;
-
-	if (!x->links_size)
-		return NULL;
-	for (i = ino % x->links_size; x->links[i].ino;
-	     i = (i + 1) % x->links_size)
-		if (x->links[i].ino == ino)
-			return &x->links[i];
-	return NULL;
+	return e2cb_ino_map_find(&x->links, ino);
 }
 
-/* @made, just written as @path, takes further names of @ino from now */
+/*
+ * @made, just written as @path, takes further names of @ino from now;
+ * without the memory to note it they could not be made: a failure
+ */
 void e2cb_x_link_add(struct xt *x, uint32_t ino, const char *path,
 		     size_t len, const struct stat *made)
 {
-	struct link *old = x->links, *l;
-	size_t old_size = x->links_size, i, j;
+	struct link *l;
+	errcode_t err;
+	char *copy;
 
-	if ((x->nlinks + 1) * 2 > x->links_size) {
-		x->links_size = old_size ? old_size * 2 : 64;
-		x->links = calloc(x->links_size, sizeof(*x->links));
-		if (!x->links) {
-			x->links = old;
-			x->links_size = old_size;
-			return;
-		}
-		for (j = 0; j < old_size; j++) {
-			if (!old[j].ino)
-				continue;
-			for (i = old[j].ino % x->links_size; x->links[i].ino;
-			     i = (i + 1) % x->links_size)
-				;
-			x->links[i] = old[j];
-		}
-		free(old);
-	}
-	for (i = ino % x->links_size; x->links[i].ino;
-	     i = (i + 1) % x->links_size)
-		;
-	l = &x->links[i];
-	l->path = malloc(len + 1);
-	if (!l->path)
+	copy = malloc(len + 1);
+	err = copy ? e2cb_ino_map_add(&x->links, ino, (void **) &l) :
+		     EXT2_ET_NO_MEMORY;
+	if (err) {
+		free(copy);
+		e2cb_x_report(x, err, "its other names cannot be linked to it");
+		x->failed++;
 		return;
+	}
 	if (len)	/* the root's path is empty, and may be NULL */
-		memcpy(l->path, path, len);
-	l->path[len] = 0;
-	l->len = len;
+		memcpy(copy, path, len);
+	copy[len] = 0;
+	free(l->path);
 	l->ino = ino;
+	l->path = copy;
+	l->len = len;
 	l->dev = made->st_dev;
 	l->host_ino = made->st_ino;
-	x->nlinks++;
 }
 
 /* The table goes, with the run */
 void e2cb_x_free_links(struct xt *x)
 {
-	size_t i;
+	struct link *l;
+	size_t pos = 0;
+	uint32_t ino;
 
-	for (i = 0; i < x->links_size; i++)
-		free(x->links[i].path);
-	free(x->links);
-	x->links = NULL;
-	x->links_size = x->nlinks = 0;
+	while ((l = e2cb_ino_map_next(&x->links, &pos, &ino)))
+		free(l->path);
+	e2cb_ino_map_free(&x->links);
 }
 
 /*

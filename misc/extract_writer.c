@@ -19,26 +19,6 @@
 #include <pthread.h>
 #include "extract.h"
 
-/* All of @buf at @off, or at the file offset when @off is -1 (a pipe) */
-static errcode_t write_all(int fd, const uint8_t *buf, size_t len,
-			   int64_t off)
-{
-	ssize_t n;
-
-	while (len) {
-		n = off < 0 ? write(fd, buf, len) : pwrite(fd, buf, len, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? errno : EXT2_ET_SHORT_WRITE;
-		buf += n;
-		len -= n;
-		if (off >= 0)
-			off += n;
-	}
-	return 0;
-}
-
 /* -O: holes before @off come out as zeros, nothing past i_size */
 errcode_t e2cb_xw_stream_out(struct writer *w, const uint8_t *buf, size_t len,
 			     uint64_t off)
@@ -53,7 +33,7 @@ errcode_t e2cb_xw_stream_out(struct writer *w, const uint8_t *buf, size_t len,
 			n = w->size - w->pos;
 		if (n > sizeof(zeros))
 			n = sizeof(zeros);
-		err = write_all(w->fd, zeros, n, -1);
+		err = e2cb_write_all(w->fd, zeros, n, -1);
 		if (err)
 			return err;
 		w->pos += n;
@@ -62,7 +42,7 @@ errcode_t e2cb_xw_stream_out(struct writer *w, const uint8_t *buf, size_t len,
 		return 0;
 	if (len > w->size - off)
 		len = w->size - off;
-	err = write_all(w->fd, buf, len, -1);
+	err = e2cb_write_all(w->fd, buf, len, -1);
 	if (!err)
 		w->pos = off + len;
 	return err;
@@ -74,25 +54,7 @@ static errcode_t put_data(struct writer *w, const uint8_t *buf, size_t len,
 {
 	if (w->stream)
 		return e2cb_xw_stream_out(w, buf, len, off);
-	return write_all(w->fd, buf, len, off);
-}
-
-/* All of @len bytes at @pos of the image, or why not */
-errcode_t e2cb_x_pread_all(int fd, uint8_t *buf, size_t len, uint64_t pos)
-{
-	ssize_t n;
-
-	while (len) {
-		n = pread(fd, buf, len, pos);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? errno : EXT2_ET_SHORT_READ;
-		buf += n;
-		len -= n;
-		pos += n;
-	}
-	return 0;
+	return e2cb_write_all(w->fd, buf, len, off);
 }
 
 /* Only the first read error of all is kept, to be named */
@@ -121,13 +83,13 @@ static errcode_t read_planned(struct writer *w, uint8_t *buf, uint64_t off)
 	errcode_t err = 0;
 
 	for (i = 0; i < plan->count && !err; i++)
-		err = e2cb_x_pread_all(w->read_fd, buf + plan->seg[i].dst,
+		err = e2cb_pread_all(w->read_fd, buf + plan->seg[i].dst,
 				       plan->seg[i].len, plan->seg[i].pos);
 	if (!err)
 		return 0;
 	i--;
 	for (b = 0; b < plan->seg[i].len; b += bs)
-		if (e2cb_x_pread_all(w->read_fd, buf + plan->seg[i].dst + b,
+		if (e2cb_pread_all(w->read_fd, buf + plan->seg[i].dst + b,
 				     plan->seg[i].len - b < bs ?
 				     plan->seg[i].len - b : bs,
 				     plan->seg[i].pos + b))
