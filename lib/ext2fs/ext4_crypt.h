@@ -45,6 +45,10 @@
 #define FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 0x08
 #define FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32 0x10
 #define FSCRYPT_POLICY_FLAGS_VALID	0x1f
+/* either of the two that put inode and block numbers in the IVs */
+#define FSCRYPT_POLICY_FLAGS_IV_INO_LBLK \
+	(FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 | \
+	 FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32)
 
 /*
  * The context as the kernel stores it (fs/crypto/fscrypt_private.h).

@@ -20,22 +20,8 @@
 #define HKDF_CONTEXT_IV_INO_LBLK_32_KEY	6
 #define HKDF_CONTEXT_INODE_HASH_KEY	7
 
-#define FSCRYPT_MODE_MAX		10
-
-#define MODE_AES_256_XTS	1
-#define MODE_AES_256_CTS	4
-#define MODE_AES_128_CBC	5
-#define MODE_AES_128_CTS	6
-#define MODE_SM4_XTS		7
-#define MODE_SM4_CTS		8
-#define MODE_ADIANTUM		9
-#define MODE_AES_256_HCTR2	10
-
-#define FLAGS_PAD_MASK		0x03
-#define FLAG_DIRECT_KEY		0x04
-#define FLAG_IV_INO_LBLK_64	0x08
-#define FLAG_IV_INO_LBLK_32	0x10
-#define FLAGS_VALID		0x1f
+/* the highest mode number; the modes are in ext2fs/ext4_crypt.h */
+#define FSCRYPT_MODE_MAX		FSCRYPT_MODE_AES_256_HCTR2
 
 #define ADIANTUM_HASH_KEY_SIZE	(16 + 16 + 1072)
 

@@ -46,7 +46,7 @@ static errcode_t setup_v1(struct fscrypt_keyring *kr, struct fscrypt_inode *fi)
 	int size = fscrypt_mode_key_size(fi->mode);
 	errcode_t retval;
 
-	if (fi->pol.flags & FLAG_DIRECT_KEY) {
+	if (fi->pol.flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY) {
 		fi->key = fscrypt_keyring_mode_key(kr, fi->mk, 0, fi->mode,
 						   NULL, &retval);
 		return fi->key ? 0 : retval;
@@ -72,11 +72,11 @@ static errcode_t setup_v2(struct fscrypt_keyring *kr, struct fscrypt_inode *fi,
 	int kind = 0;
 	errcode_t retval;
 
-	if (fi->pol.flags & FLAG_DIRECT_KEY)
+	if (fi->pol.flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY)
 		kind = HKDF_CONTEXT_DIRECT_KEY;
-	else if (fi->pol.flags & FLAG_IV_INO_LBLK_64)
+	else if (fi->pol.flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64)
 		kind = HKDF_CONTEXT_IV_INO_LBLK_64_KEY;
-	else if (fi->pol.flags & FLAG_IV_INO_LBLK_32)
+	else if (fi->pol.flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32)
 		kind = HKDF_CONTEXT_IV_INO_LBLK_32_KEY;
 	if (kind) {
 		fi->key = fscrypt_keyring_mode_key(kr, mk, kind, fi->mode, uuid,
@@ -101,8 +101,8 @@ static errcode_t setup_v2(struct fscrypt_keyring *kr, struct fscrypt_inode *fi,
 	if (!raw)
 		return FSCRYPT_ET_NO_MEMORY;
 	retval = fscrypt_hkdf_expand(mk->prk, HKDF_CONTEXT_PER_FILE_ENC_KEY,
-				     fi->pol.nonce, FSCRYPT_NONCE_SIZE, raw,
-				     fscrypt_mode_key_size(fi->mode));
+				     fi->pol.nonce, FSCRYPT_FILE_NONCE_SIZE,
+				     raw, fscrypt_mode_key_size(fi->mode));
 	if (!retval)
 		retval = fscrypt_mode_key_init(&fi->own, fi->mode, raw);
 	fscrypt_secure_free(raw, FSCRYPT_MAX_KEY_SIZE);
@@ -138,10 +138,10 @@ errcode_t fscrypt_inode_open(struct fscrypt_keyring *kr, const void *ctx,
 		      fi->pol.log2_data_unit_size : block_bits;
 	/* the kernel's limits on sub-block data units */
 	if ((int) fi->du_bits > block_bits ||
-	    ((fi->pol.flags & FLAG_IV_INO_LBLK_32) &&
+	    ((fi->pol.flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32) &&
 	     (int) fi->du_bits != block_bits))
 		goto errout;
-	if ((fi->pol.flags & (FLAG_IV_INO_LBLK_64 | FLAG_IV_INO_LBLK_32)) &&
+	if ((fi->pol.flags & FSCRYPT_POLICY_FLAGS_IV_INO_LBLK) &&
 	    (p->ino == 0 || p->ino > 0xffffffffULL)) {
 		retval = FSCRYPT_ET_NEED_INO;
 		goto errout;
@@ -219,17 +219,18 @@ errcode_t fscrypt_inode_dirhash_key(const struct fscrypt_inode *fi,
 	if (fi->pol.version != 2)
 		return FSCRYPT_ET_UNSUPPORTED;
 	return fscrypt_hkdf_expand(fi->mk->prk, HKDF_CONTEXT_DIRHASH_KEY,
-				   fi->pol.nonce, FSCRYPT_NONCE_SIZE, key, 16);
+				   fi->pol.nonce, FSCRYPT_FILE_NONCE_SIZE, key,
+				   16);
 }
 
 static errcode_t make_iv(const struct fscrypt_inode *fi, uint64_t index,
 			 uint8_t iv[FSCRYPT_MAX_IV_SIZE])
 {
 	memset(iv, 0, FSCRYPT_MAX_IV_SIZE);
-	if (fi->pol.flags & (FLAG_IV_INO_LBLK_64 | FLAG_IV_INO_LBLK_32)) {
+	if (fi->pol.flags & FSCRYPT_POLICY_FLAGS_IV_INO_LBLK) {
 		if (index > 0xffffffffULL)
 			return FSCRYPT_ET_NEED_INO;
-		if (fi->pol.flags & FLAG_IV_INO_LBLK_64) {
+		if (fi->pol.flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64) {
 			put_le32(iv, index);
 			put_le32(iv + 4, fi->ino);
 		} else {
@@ -238,8 +239,8 @@ static errcode_t make_iv(const struct fscrypt_inode *fi, uint64_t index,
 		return 0;
 	}
 	put_le64(iv, index);
-	if (fi->pol.flags & FLAG_DIRECT_KEY)
-		memcpy(iv + 8, fi->pol.nonce, FSCRYPT_NONCE_SIZE);
+	if (fi->pol.flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY)
+		memcpy(iv + 8, fi->pol.nonce, FSCRYPT_FILE_NONCE_SIZE);
 	return 0;
 }
 
@@ -299,7 +300,7 @@ static errcode_t encrypt_padded(struct fscrypt_inode *fi, const uint8_t *pt,
 				size_t out_size, size_t *out_len)
 {
 	uint8_t iv[FSCRYPT_MAX_IV_SIZE];
-	size_t pad = 4U << (fi->pol.flags & FLAGS_PAD_MASK), n;
+	size_t pad = 4U << (fi->pol.flags & FSCRYPT_POLICY_FLAGS_PAD_MASK), n;
 	errcode_t retval;
 
 	n = len < FSCRYPT_MIN_NAME_CT ? FSCRYPT_MIN_NAME_CT : len;

@@ -326,7 +326,7 @@ errcode_t fscrypt_essiv_crypt(const uint8_t key[16], const uint8_t iv[16],
 	struct mode_key mk;
 	errcode_t retval;
 
-	retval = fscrypt_mode_key_init(&mk, MODE_AES_128_CBC, key);
+	retval = fscrypt_mode_key_init(&mk, FSCRYPT_MODE_AES_128_CBC, key);
 	if (!retval)
 		retval = fscrypt_mode_key_crypt(&mk, iv, in, out, len, enc);
 	fscrypt_mode_key_free(&mk);
@@ -343,7 +343,7 @@ errcode_t fscrypt_mode_key_init(struct mode_key *mk, int mode,
 	memset(mk, 0, sizeof(*mk));
 	mk->mode = mode;
 	switch (mode) {
-	case MODE_AES_256_XTS:
+	case FSCRYPT_MODE_AES_256_XTS:
 		/* one context per direction, keyed once, re-IVed per unit */
 		mk->evp = EVP_CIPHER_CTX_new();
 		mk->evp_dec = EVP_CIPHER_CTX_new();
@@ -354,7 +354,7 @@ errcode_t fscrypt_mode_key_init(struct mode_key *mk, int mode,
 					raw, NULL))
 			retval = FSCRYPT_ET_CRYPTO;
 		break;
-	case MODE_AES_128_CBC:
+	case FSCRYPT_MODE_AES_128_CBC:
 		mk->evp = EVP_CIPHER_CTX_new();
 		mk->evp_dec = EVP_CIPHER_CTX_new();
 		if (!mk->evp || !mk->evp_dec ||
@@ -368,32 +368,34 @@ errcode_t fscrypt_mode_key_init(struct mode_key *mk, int mode,
 		if (!retval)
 			retval = essiv_init(mk, raw);
 		break;
-	case MODE_AES_256_CTS:
-	case MODE_AES_128_CTS:
+	case FSCRYPT_MODE_AES_256_CTS:
+	case FSCRYPT_MODE_AES_128_CTS:
 		/* names are short: the key is kept and set per name */
-		memcpy(mk->raw, raw, mode == MODE_AES_256_CTS ? 32 : 16);
-		mk->cts = EVP_CIPHER_fetch(NULL, mode == MODE_AES_256_CTS ?
+		memcpy(mk->raw, raw,
+		       mode == FSCRYPT_MODE_AES_256_CTS ? 32 : 16);
+		mk->cts = EVP_CIPHER_fetch(NULL,
+					   mode == FSCRYPT_MODE_AES_256_CTS ?
 					   "AES-256-CBC-CTS" :
 					   "AES-128-CBC-CTS", NULL);
 		if (!mk->cts)
 			retval = FSCRYPT_ET_CRYPTO;
 		break;
-	case MODE_SM4_XTS:
+	case FSCRYPT_MODE_SM4_XTS:
 		retval = fscrypt_bc_init(&mk->bc, FSCRYPT_BC_SM4, raw, 16);
 		if (!retval)
 			retval = fscrypt_bc_init(&mk->bc2, FSCRYPT_BC_SM4,
 						 raw + 16, 16);
 		break;
-	case MODE_SM4_CTS:
+	case FSCRYPT_MODE_SM4_CTS:
 		retval = fscrypt_bc_init(&mk->bc, FSCRYPT_BC_SM4, raw, 16);
 		break;
-	case MODE_ADIANTUM:
+	case FSCRYPT_MODE_ADIANTUM:
 		mk->adiantum = fscrypt_secure_alloc(sizeof(*mk->adiantum));
 		retval = mk->adiantum ?
 			 fscrypt_adiantum_setkey(mk->adiantum, raw) :
 			 FSCRYPT_ET_NO_MEMORY;
 		break;
-	case MODE_AES_256_HCTR2:
+	case FSCRYPT_MODE_AES_256_HCTR2:
 		mk->hctr2 = fscrypt_secure_alloc(sizeof(*mk->hctr2));
 		retval = mk->hctr2 ? fscrypt_hctr2_setkey(mk->hctr2, raw) :
 			 FSCRYPT_ET_NO_MEMORY;
@@ -425,7 +427,7 @@ static EVP_CIPHER_CTX *evp_dup(EVP_CIPHER_CTX *src)
 errcode_t fscrypt_mode_key_dup(struct mode_key *dst, const struct mode_key *src)
 {
 	memset(dst, 0, sizeof(*dst));
-	if (src->mode != MODE_AES_256_XTS)
+	if (src->mode != FSCRYPT_MODE_AES_256_XTS)
 		return FSCRYPT_ET_UNSUPPORTED;
 	dst->mode = src->mode;
 	dst->evp = evp_dup(src->evp);
@@ -461,11 +463,11 @@ errcode_t fscrypt_mode_key_crypt(struct mode_key *mk, const uint8_t *iv,
 	errcode_t retval;
 
 	switch (mk->mode) {
-	case MODE_AES_256_XTS:
+	case FSCRYPT_MODE_AES_256_XTS:
 		if (len % BLK || !len)
 			return FSCRYPT_ET_BAD_LENGTH;
 		return evp_unit(enc ? mk->evp : mk->evp_dec, iv, in, out, len);
-	case MODE_AES_128_CBC:
+	case FSCRYPT_MODE_AES_128_CBC:
 		if (len % BLK || !len)
 			return FSCRYPT_ET_BAD_LENGTH;
 		if (!EVP_EncryptUpdate(mk->essiv, essiv, &outl, iv, BLK) ||
@@ -475,17 +477,17 @@ errcode_t fscrypt_mode_key_crypt(struct mode_key *mk, const uint8_t *iv,
 				  len);
 		fscrypt_wipe(essiv, sizeof(essiv));
 		return retval;
-	case MODE_AES_256_CTS:
-	case MODE_AES_128_CTS:
+	case FSCRYPT_MODE_AES_256_CTS:
+	case FSCRYPT_MODE_AES_128_CTS:
 		return openssl_cts(mk->cts, mk->raw, iv, in, out, len, enc);
-	case MODE_SM4_XTS:
+	case FSCRYPT_MODE_SM4_XTS:
 		return xts_crypt(&mk->bc, &mk->bc2, iv, in, out, len, enc);
-	case MODE_SM4_CTS:
+	case FSCRYPT_MODE_SM4_CTS:
 		return cts_crypt(&mk->bc, iv, in, out, len, enc);
-	case MODE_ADIANTUM:
+	case FSCRYPT_MODE_ADIANTUM:
 		return fscrypt_adiantum_key_crypt(mk->adiantum, iv, in, out,
 						  len, enc);
-	case MODE_AES_256_HCTR2:
+	case FSCRYPT_MODE_AES_256_HCTR2:
 		return fscrypt_hctr2_key_crypt(mk->hctr2, iv, in, out, len,
 					       enc);
 	}
