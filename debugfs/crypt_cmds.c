@@ -44,29 +44,6 @@ extern char *optarg;
 /* blocks read at a time by dump_ciphertext */
 #define DUMP_CHUNK_BLOCKS	64
 
-static const char *mode_name(int mode)
-{
-	switch (mode) {
-	case FSCRYPT_MODE_AES_256_XTS:
-		return "AES-256-XTS";
-	case FSCRYPT_MODE_AES_256_CTS:
-		return "AES-256-CTS";
-	case FSCRYPT_MODE_AES_128_CBC:
-		return "AES-128-CBC-ESSIV";
-	case FSCRYPT_MODE_AES_128_CTS:
-		return "AES-128-CTS";
-	case FSCRYPT_MODE_SM4_XTS:
-		return "SM4-XTS";
-	case FSCRYPT_MODE_SM4_CTS:
-		return "SM4-CTS";
-	case FSCRYPT_MODE_ADIANTUM:
-		return "Adiantum";
-	case FSCRYPT_MODE_AES_256_HCTR2:
-		return "AES-256-HCTR2";
-	}
-	return "unknown";
-}
-
 static void print_hex(const void *buf, size_t len)
 {
 	const __u8 *p = buf;
@@ -237,7 +214,8 @@ static void print_context(const __u8 *c, size_t len)
 
 	printf("Encryption context: v%u, %zu bytes\n", c[0], len);
 	printf("Contents mode: %u (%s)   Filenames mode: %u (%s)\n",
-	       c[1], mode_name(c[1]), c[2], mode_name(c[2]));
+	       c[1], ext2fs_encryption_mode_name(c[1]),
+	       c[2], ext2fs_encryption_mode_name(c[2]));
 	printf("Flags: 0x%02x (padding %u%s%s%s)\n", flags,
 	       4U << (flags & FSCRYPT_POLICY_FLAGS_PAD_MASK),
 	       (flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY) ? ", direct_key" : "",

@@ -76,6 +76,30 @@ int ext2fs_encryption_modes_supported(int version, int contents, int names,
 	return 1;
 }
 
+/* The kernel's friendly name of a contents or filenames mode */
+const char *ext2fs_encryption_mode_name(int mode)
+{
+	switch (mode) {
+	case FSCRYPT_MODE_AES_256_XTS:
+		return "AES-256-XTS";
+	case FSCRYPT_MODE_AES_256_CTS:
+		return "AES-256-CTS";
+	case FSCRYPT_MODE_AES_128_CBC:
+		return "AES-128-CBC-ESSIV";
+	case FSCRYPT_MODE_AES_128_CTS:
+		return "AES-128-CTS";
+	case FSCRYPT_MODE_SM4_XTS:
+		return "SM4-XTS";
+	case FSCRYPT_MODE_SM4_CTS:
+		return "SM4-CTS";
+	case FSCRYPT_MODE_ADIANTUM:
+		return "Adiantum";
+	case FSCRYPT_MODE_AES_256_HCTR2:
+		return "AES-256-HCTR2";
+	}
+	return "unknown";
+}
+
 /* fscrypt_supported_v1_policy(): no IV_INO_LBLK_* for v1 */
 static int v1_flags_ok(__u8 flags)
 {

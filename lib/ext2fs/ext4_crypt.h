@@ -191,6 +191,7 @@ extern errcode_t ext2fs_dir_make_inline(ext2_filsys fs, ext2_ino_t ino,
 					struct ext2fs_ea_share *share);
 
 /* crypt_context.c */
+extern const char *ext2fs_encryption_mode_name(int mode);
 extern int ext2fs_encryption_modes_supported(int version, int contents,
 					     int names, int flags);
 extern errcode_t ext2fs_validate_encryption_context(const void *ctx,

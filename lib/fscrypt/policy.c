@@ -14,26 +14,23 @@
 #include <string.h>
 #include "fscrypt_int.h"
 
+/* the sizes of the kernel's fscrypt_modes[]; the names are libext2fs's */
 static const struct {
-	const char *name;
 	int key_size, iv_size;
-	int contents, names;		/* usable for */
 } modes[FSCRYPT_MODE_MAX + 1] = {
-	[FSCRYPT_MODE_AES_256_XTS]   = { "AES-256-XTS", 64, 16, 1, 0 },
-	[FSCRYPT_MODE_AES_256_CTS]   = { "AES-256-CTS", 32, 16, 0, 1 },
-	[FSCRYPT_MODE_AES_128_CBC]   = { "AES-128-CBC-ESSIV", 16, 16, 1, 0 },
-	[FSCRYPT_MODE_AES_128_CTS]   = { "AES-128-CTS", 16, 16, 0, 1 },
-	[FSCRYPT_MODE_SM4_XTS]       = { "SM4-XTS", 32, 16, 1, 0 },
-	[FSCRYPT_MODE_SM4_CTS]       = { "SM4-CTS", 16, 16, 0, 1 },
-	[FSCRYPT_MODE_ADIANTUM]      = { "Adiantum", 32, 32, 1, 1 },
-	[FSCRYPT_MODE_AES_256_HCTR2] = { "AES-256-HCTR2", 32, 32, 0, 1 },
+	[FSCRYPT_MODE_AES_256_XTS]   = { 64, 16 },
+	[FSCRYPT_MODE_AES_256_CTS]   = { 32, 16 },
+	[FSCRYPT_MODE_AES_128_CBC]   = { 16, 16 },
+	[FSCRYPT_MODE_AES_128_CTS]   = { 16, 16 },
+	[FSCRYPT_MODE_SM4_XTS]       = { 32, 16 },
+	[FSCRYPT_MODE_SM4_CTS]       = { 16, 16 },
+	[FSCRYPT_MODE_ADIANTUM]      = { 32, 32 },
+	[FSCRYPT_MODE_AES_256_HCTR2] = { 32, 32 },
 };
 
 const char *fscrypt_mode_name(int mode)
 {
-	if (mode < 0 || mode > FSCRYPT_MODE_MAX || !modes[mode].name)
-		return "unknown";
-	return modes[mode].name;
+	return ext2fs_encryption_mode_name(mode);
 }
 
 int fscrypt_mode_key_size(int mode)
