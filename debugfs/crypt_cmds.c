@@ -200,7 +200,8 @@ static void print_context(const __u8 *c, size_t len)
 
 	printf("Encryption context: v%u, %zu bytes\n", c[0], len);
 	printf("Contents mode: %u (%s)   Filenames mode: %u (%s)\n",
-	       c[1], e2cb_mode_name(c[1]), c[2], e2cb_mode_name(c[2]));
+	       c[1], ext2fs_encryption_mode_name(c[1]),
+	       c[2], ext2fs_encryption_mode_name(c[2]));
 	printf("Flags: 0x%02x (padding %u%s%s%s)\n", flags,
 	       4U << (flags & FSCRYPT_POLICY_FLAGS_PAD_MASK),
 	       (flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY) ? ", direct_key" : "",

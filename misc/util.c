@@ -246,7 +246,8 @@ void e2cb_format_policy(const uint8_t *ctx, size_t len, char *buf,
 			snprintf(du, sizeof(du), " du%u", 1U << ctx[4]);
 	}
 	snprintf(buf, bufsize, "v%u %s/%s pad%u%s%s%s%s %s=%s", ctx[0],
-		 e2cb_mode_name(ctx[1]), e2cb_mode_name(ctx[2]),
+		 ext2fs_encryption_mode_name(ctx[1]),
+		 ext2fs_encryption_mode_name(ctx[2]),
 		 4U << (flags & FSCRYPT_POLICY_FLAGS_PAD_MASK),
 		 (flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY) ? " direct_key" : "",
 		 (flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64) ?

@@ -14,46 +14,124 @@
 #include <ext2fs/ext2fs.h>
 #include "ext4_crypt.h"
 
-static int mode_pair_ok(int version, __u8 contents, __u8 names)
-{
-	if (contents == FSCRYPT_MODE_AES_256_XTS &&
-	    names == FSCRYPT_MODE_AES_256_CTS)
-		return 1;
-	if (contents == FSCRYPT_MODE_AES_128_CBC &&
-	    names == FSCRYPT_MODE_AES_128_CTS)
-		return 1;
-	if (contents == FSCRYPT_MODE_ADIANTUM &&
-	    names == FSCRYPT_MODE_ADIANTUM)
-		return 1;
-	if (version == FSCRYPT_CONTEXT_V2 &&
-	    contents == FSCRYPT_MODE_AES_256_XTS &&
-	    names == FSCRYPT_MODE_AES_256_HCTR2)
-		return 1;
-	if (version == FSCRYPT_CONTEXT_V2 &&
-	    contents == FSCRYPT_MODE_SM4_XTS &&
-	    names == FSCRYPT_MODE_SM4_CTS)
-		return 1;
-	return 0;
-}
+/*
+ * The one check of a context, for libext2fs and libfscrypt alike: the
+ * kernel's fscrypt_policy_from_context() and fscrypt_supported_policy()
+ * (fs/crypto/policy.c, Linux 6.12), rule for rule, as far as the
+ * context alone decides.  What depends on the inode or the filesystem
+ * is left to whoever knows them: a data unit no larger than the block
+ * (and equal to it with IV_INO_LBLK_32), which libfscrypt checks when
+ * it opens the inode; and the stable_inodes feature, the maximum file
+ * size and a casefolded directory, which describe where a context is
+ * used rather than how to decrypt with it, and which the kernel checks
+ * again when it meets the inode.
+ */
 
-static int popcount8(__u8 v)
+/* fscrypt_valid_enc_modes_v1() and _v2(): v1 is frozen at three pairs */
+static int enc_modes_ok(int version, int contents, int names)
 {
-	int n = 0;
-
-	for (; v; v &= v - 1)
-		n++;
-	return n;
+	if ((contents == FSCRYPT_MODE_AES_256_XTS &&
+	     names == FSCRYPT_MODE_AES_256_CTS) ||
+	    (contents == FSCRYPT_MODE_AES_128_CBC &&
+	     names == FSCRYPT_MODE_AES_128_CTS) ||
+	    (contents == FSCRYPT_MODE_ADIANTUM &&
+	     names == FSCRYPT_MODE_ADIANTUM))
+		return 1;
+	return version == FSCRYPT_CONTEXT_V2 &&
+	       ((contents == FSCRYPT_MODE_AES_256_XTS &&
+		 names == FSCRYPT_MODE_AES_256_HCTR2) ||
+		(contents == FSCRYPT_MODE_SM4_XTS &&
+		 names == FSCRYPT_MODE_SM4_CTS));
 }
 
 /*
- * Check a context the way the kernel's fscrypt_policy_supported() would,
- * minus what depends on the running kernel.  Unknown versions are
- * reported as such rather than guessed at.
+ * supported_direct_key_modes(): one mode for both, whose IV has room
+ * for the 16-byte nonce after the 8-byte index (the 32-byte IVs of
+ * Adiantum and HCTR2; HCTR2 is no contents mode, so Adiantum it is).
  */
+static int direct_key_modes_ok(int contents, int names)
+{
+	return contents == names &&
+	       (contents == FSCRYPT_MODE_ADIANTUM ||
+		contents == FSCRYPT_MODE_AES_256_HCTR2);
+}
+
+/*
+ * Whether the kernel supports these modes for a context of @version
+ * with @flags: the pair itself, and what DIRECT_KEY and IV_INO_LBLK_*
+ * demand of the modes (supported_iv_ino_lblk_policy(): AES-256-XTS
+ * contents only).  A context can be well formed and still fail this.
+ */
+int ext2fs_encryption_modes_supported(int version, int contents, int names,
+				      int flags)
+{
+	if (!enc_modes_ok(version, contents, names))
+		return 0;
+	if ((flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY) &&
+	    !direct_key_modes_ok(contents, names))
+		return 0;
+	if ((flags & FSCRYPT_POLICY_FLAGS_IV_INO_LBLK) &&
+	    contents != FSCRYPT_MODE_AES_256_XTS)
+		return 0;
+	return 1;
+}
+
+/* The kernel's friendly name of a contents or filenames mode */
+const char *ext2fs_encryption_mode_name(int mode)
+{
+	switch (mode) {
+	case FSCRYPT_MODE_AES_256_XTS:
+		return "AES-256-XTS";
+	case FSCRYPT_MODE_AES_256_CTS:
+		return "AES-256-CTS";
+	case FSCRYPT_MODE_AES_128_CBC:
+		return "AES-128-CBC-ESSIV";
+	case FSCRYPT_MODE_AES_128_CTS:
+		return "AES-128-CTS";
+	case FSCRYPT_MODE_SM4_XTS:
+		return "SM4-XTS";
+	case FSCRYPT_MODE_SM4_CTS:
+		return "SM4-CTS";
+	case FSCRYPT_MODE_ADIANTUM:
+		return "Adiantum";
+	case FSCRYPT_MODE_AES_256_HCTR2:
+		return "AES-256-HCTR2";
+	}
+	return "unknown";
+}
+
+/* fscrypt_supported_v1_policy(): no IV_INO_LBLK_* for v1 */
+static int v1_flags_ok(__u8 flags)
+{
+	return !(flags & ~(FSCRYPT_POLICY_FLAGS_PAD_MASK |
+			   FSCRYPT_POLICY_FLAG_DIRECT_KEY));
+}
+
+/* fscrypt_supported_v2_policy(), less the inode's block size */
+static int v2_fields_ok(const struct fscrypt_context_v2 *v2)
+{
+	__u8 flags = v2->flags;
+	int count = 0;
+
+	if (flags & ~FSCRYPT_POLICY_FLAGS_VALID)
+		return 0;
+	count += !!(flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY);
+	count += !!(flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64);
+	count += !!(flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32);
+	if (count > 1)
+		return 0;
+	/* 512 bytes (SECTOR_SHIFT) up to the largest ext4 block */
+	if (v2->log2_data_unit_size &&
+	    (v2->log2_data_unit_size < 9 ||
+	     v2->log2_data_unit_size > EXT2_MAX_BLOCK_LOG_SIZE))
+		return 0;
+	return !v2->__reserved[0] && !v2->__reserved[1] &&
+	       !v2->__reserved[2];
+}
+
 errcode_t ext2fs_validate_encryption_context(const void *ctx, size_t len)
 {
 	const __u8 *c = ctx;
-	__u8 flags;
 
 	if (len < 1)
 		return EXT2_ET_CRYPT_BAD_CONTEXT_SIZE;
@@ -62,31 +140,11 @@ errcode_t ext2fs_validate_encryption_context(const void *ctx, size_t len)
 	if ((c[0] == FSCRYPT_CONTEXT_V1 && len != FSCRYPT_CONTEXT_V1_SIZE) ||
 	    (c[0] == FSCRYPT_CONTEXT_V2 && len != FSCRYPT_CONTEXT_V2_SIZE))
 		return EXT2_ET_CRYPT_BAD_CONTEXT_SIZE;
-	if (!mode_pair_ok(c[0], c[1], c[2]))
+	if (c[0] == FSCRYPT_CONTEXT_V1 ? !v1_flags_ok(c[3]) :
+	    !v2_fields_ok(ctx))
 		return EXT2_ET_CRYPT_BAD_CONTEXT;
-	flags = c[3];
-	if (flags & ~FSCRYPT_POLICY_FLAGS_VALID)
+	if (!ext2fs_encryption_modes_supported(c[0], c[1], c[2], c[3]))
 		return EXT2_ET_CRYPT_BAD_CONTEXT;
-	if (popcount8(flags & (FSCRYPT_POLICY_FLAG_DIRECT_KEY |
-			       FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 |
-			       FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32)) > 1)
-		return EXT2_ET_CRYPT_BAD_CONTEXT;
-	if (c[0] == FSCRYPT_CONTEXT_V1 &&
-	    (flags & (FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 |
-		      FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32)))
-		return EXT2_ET_CRYPT_BAD_CONTEXT;
-	if (c[0] == FSCRYPT_CONTEXT_V2) {
-		const struct fscrypt_context_v2 *v2 = ctx;
-
-		if (v2->__reserved[0] || v2->__reserved[1] ||
-		    v2->__reserved[2])
-			return EXT2_ET_CRYPT_BAD_CONTEXT;
-		/* data units are 512 bytes up to the block size (64K max) */
-		if (v2->log2_data_unit_size &&
-		    (v2->log2_data_unit_size < 9 ||
-		     v2->log2_data_unit_size > 16))
-			return EXT2_ET_CRYPT_BAD_CONTEXT;
-	}
 	return 0;
 }
 

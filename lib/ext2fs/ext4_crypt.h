@@ -45,6 +45,10 @@
 #define FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 0x08
 #define FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32 0x10
 #define FSCRYPT_POLICY_FLAGS_VALID	0x1f
+/* either of the two that put inode and block numbers in the IVs */
+#define FSCRYPT_POLICY_FLAGS_IV_INO_LBLK \
+	(FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 | \
+	 FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32)
 
 /*
  * The context as the kernel stores it (fs/crypto/fscrypt_private.h).
@@ -187,6 +191,9 @@ extern errcode_t ext2fs_dir_make_inline(ext2_filsys fs, ext2_ino_t ino,
 					struct ext2fs_ea_share *share);
 
 /* crypt_context.c */
+extern const char *ext2fs_encryption_mode_name(int mode);
+extern int ext2fs_encryption_modes_supported(int version, int contents,
+					     int names, int flags);
 extern errcode_t ext2fs_validate_encryption_context(const void *ctx,
 						     size_t len);
 extern errcode_t ext2fs_get_encryption_context(ext2_filsys fs,

@@ -327,7 +327,8 @@ static void adiantum_hash(const struct adiantum_key *ak,
 	fscrypt_wipe(&p, sizeof(p));
 }
 
-errcode_t adiantum_setkey(struct adiantum_key *ak, const uint8_t key[32])
+errcode_t fscrypt_adiantum_setkey(struct adiantum_key *ak,
+				  const uint8_t key[32])
 {
 	static const uint8_t nonce[24] = { 1 };
 	uint8_t *stream;
@@ -340,20 +341,21 @@ errcode_t adiantum_setkey(struct adiantum_key *ak, const uint8_t key[32])
 	memcpy(ak->stream_key, key, 32);
 	/* the subkeys are the keystream for the nonce 1 */
 	fscrypt_xchacha12(key, nonce, stream, stream, len);
-	retval = bc_init(&ak->aes, FSCRYPT_BC_AES, stream, 32);
+	retval = fscrypt_bc_init(&ak->aes, FSCRYPT_BC_AES, stream, 32);
 	memcpy(ak->hash_key, stream + 32, ADIANTUM_HASH_KEY_SIZE);
 	fscrypt_secure_free(stream, len);
 	return retval;
 }
 
-void adiantum_free(struct adiantum_key *ak)
+void fscrypt_adiantum_free(struct adiantum_key *ak)
 {
-	bc_free(&ak->aes);
+	fscrypt_bc_free(&ak->aes);
 	fscrypt_wipe(ak, sizeof(*ak));
 }
 
-errcode_t adiantum_crypt(struct adiantum_key *ak, const uint8_t iv[32],
-			 const uint8_t *in, uint8_t *out, size_t len, int enc)
+errcode_t fscrypt_adiantum_key_crypt(struct adiantum_key *ak,
+				     const uint8_t iv[32], const uint8_t *in,
+				     uint8_t *out, size_t len, int enc)
 {
 	uint8_t nonce[24], h[16], rblk[16];
 	size_t bulk;
@@ -368,7 +370,7 @@ errcode_t adiantum_crypt(struct adiantum_key *ak, const uint8_t iv[32],
 	memset(nonce, 0, sizeof(nonce));
 	memcpy(nonce, rblk, 16);
 	if (enc) {
-		retval = bc_encrypt(&ak->aes, rblk, nonce, 1);
+		retval = fscrypt_bc_encrypt(&ak->aes, rblk, nonce, 1);
 		if (retval)
 			return retval;
 	}
@@ -376,7 +378,7 @@ errcode_t adiantum_crypt(struct adiantum_key *ak, const uint8_t iv[32],
 	nonce[16] = 1;
 	fscrypt_xchacha12(ak->stream_key, nonce, in, out, bulk);
 	if (!enc) {
-		retval = bc_decrypt(&ak->aes, nonce, nonce, 1);
+		retval = fscrypt_bc_decrypt(&ak->aes, nonce, nonce, 1);
 		if (retval)
 			return retval;
 	}
@@ -397,10 +399,10 @@ errcode_t fscrypt_adiantum_crypt(const uint8_t key[32], const uint8_t iv[32],
 	ak = fscrypt_secure_alloc(sizeof(*ak));
 	if (!ak)
 		return FSCRYPT_ET_NO_MEMORY;
-	retval = adiantum_setkey(ak, key);
+	retval = fscrypt_adiantum_setkey(ak, key);
 	if (!retval)
-		retval = adiantum_crypt(ak, iv, in, out, len, enc);
-	adiantum_free(ak);
+		retval = fscrypt_adiantum_key_crypt(ak, iv, in, out, len, enc);
+	fscrypt_adiantum_free(ak);
 	fscrypt_secure_free(ak, sizeof(*ak));
 	return retval;
 }

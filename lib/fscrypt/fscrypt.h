@@ -22,12 +22,11 @@
 #include <stdint.h>
 #include <et/com_err.h>
 #include "fscrypt_err.h"
+/* the on-disk context: its sizes, modes and flags */
+#include "ext2fs/ext4_crypt.h"
 
 #define FSCRYPT_MIN_KEY_SIZE		16
 #define FSCRYPT_MAX_KEY_SIZE		64
-#define FSCRYPT_KEY_DESCRIPTOR_SIZE	8
-#define FSCRYPT_KEY_IDENTIFIER_SIZE	16
-#define FSCRYPT_NONCE_SIZE		16
 #define FSCRYPT_UUID_SIZE		16
 #define FSCRYPT_MAX_IV_SIZE		32
 #define FSCRYPT_NAME_MAX		255
@@ -47,7 +46,7 @@ struct fscrypt_policy {
 	uint8_t flags;
 	uint8_t log2_data_unit_size;	/* v2; 0: the block size */
 	struct fscrypt_key_spec key;
-	uint8_t nonce[FSCRYPT_NONCE_SIZE];
+	uint8_t nonce[FSCRYPT_FILE_NONCE_SIZE];
 };
 
 /* what fscrypt_inode_open() needs to know of the inode besides its context */

@@ -20,22 +20,8 @@
 #define HKDF_CONTEXT_IV_INO_LBLK_32_KEY	6
 #define HKDF_CONTEXT_INODE_HASH_KEY	7
 
-#define FSCRYPT_MODE_MAX		10
-
-#define MODE_AES_256_XTS	1
-#define MODE_AES_256_CTS	4
-#define MODE_AES_128_CBC	5
-#define MODE_AES_128_CTS	6
-#define MODE_SM4_XTS		7
-#define MODE_SM4_CTS		8
-#define MODE_ADIANTUM		9
-#define MODE_AES_256_HCTR2	10
-
-#define FLAGS_PAD_MASK		0x03
-#define FLAG_DIRECT_KEY		0x04
-#define FLAG_IV_INO_LBLK_64	0x08
-#define FLAG_IV_INO_LBLK_32	0x10
-#define FLAGS_VALID		0x1f
+/* the highest mode number; the modes are in ext2fs/ext4_crypt.h */
+#define FSCRYPT_MODE_MAX		FSCRYPT_MODE_AES_256_HCTR2
 
 #define ADIANTUM_HASH_KEY_SIZE	(16 + 16 + 1072)
 
@@ -46,19 +32,20 @@ struct blkcipher {
 	uint32_t *rk;			/* SM4 round keys, in locked memory */
 };
 
-extern errcode_t bc_init(struct blkcipher *bc, int alg, const uint8_t *key,
-			 size_t key_len);
-extern errcode_t bc_encrypt(struct blkcipher *bc, const uint8_t *in,
-			    uint8_t *out, size_t nblocks);
-extern errcode_t bc_decrypt(struct blkcipher *bc, const uint8_t *in,
-			    uint8_t *out, size_t nblocks);
-extern void bc_free(struct blkcipher *bc);
+extern errcode_t fscrypt_bc_init(struct blkcipher *bc, int alg,
+				 const uint8_t *key, size_t key_len);
+extern errcode_t fscrypt_bc_encrypt(struct blkcipher *bc, const uint8_t *in,
+				    uint8_t *out, size_t nblocks);
+extern errcode_t fscrypt_bc_decrypt(struct blkcipher *bc, const uint8_t *in,
+				    uint8_t *out, size_t nblocks);
+extern void fscrypt_bc_free(struct blkcipher *bc);
 
 /* sm4.c */
 #define SM4_RK_SIZE	(32 * sizeof(uint32_t))
-extern void sm4_expand_key(const uint8_t key[16], uint32_t rk[32]);
-extern void sm4_crypt_block(const uint32_t rk[32], const uint8_t in[16],
-			    uint8_t out[16], int enc);
+extern void fscrypt_sm4_expand_key(const uint8_t key[16], uint32_t rk[32]);
+extern void fscrypt_sm4_crypt_block(const uint32_t rk[32],
+				    const uint8_t in[16], uint8_t out[16],
+				    int enc);
 
 /* adiantum.c: subkeys derived once per key, kept in locked memory */
 struct adiantum_key {
@@ -66,12 +53,13 @@ struct adiantum_key {
 	uint8_t stream_key[32];
 	uint8_t hash_key[ADIANTUM_HASH_KEY_SIZE];
 };
-extern errcode_t adiantum_setkey(struct adiantum_key *ak,
-				 const uint8_t key[32]);
-extern errcode_t adiantum_crypt(struct adiantum_key *ak, const uint8_t iv[32],
-				const uint8_t *in, uint8_t *out, size_t len,
-				int enc);
-extern void adiantum_free(struct adiantum_key *ak);
+extern errcode_t fscrypt_adiantum_setkey(struct adiantum_key *ak,
+					 const uint8_t key[32]);
+extern errcode_t fscrypt_adiantum_key_crypt(struct adiantum_key *ak,
+					    const uint8_t iv[32],
+					    const uint8_t *in, uint8_t *out,
+					    size_t len, int enc);
+extern void fscrypt_adiantum_free(struct adiantum_key *ak);
 
 /* hctr2.c */
 struct hctr2_key {
@@ -79,11 +67,13 @@ struct hctr2_key {
 	uint8_t hbar[16];
 	uint8_t l[16];
 };
-extern errcode_t hctr2_setkey(struct hctr2_key *hk, const uint8_t key[32]);
-extern errcode_t hctr2_crypt(struct hctr2_key *hk, const uint8_t iv[32],
-			     const uint8_t *in, uint8_t *out, size_t len,
-			     int enc);
-extern void hctr2_free(struct hctr2_key *hk);
+extern errcode_t fscrypt_hctr2_setkey(struct hctr2_key *hk,
+				      const uint8_t key[32]);
+extern errcode_t fscrypt_hctr2_key_crypt(struct hctr2_key *hk,
+					 const uint8_t iv[32],
+					 const uint8_t *in, uint8_t *out,
+					 size_t len, int enc);
+extern void fscrypt_hctr2_free(struct hctr2_key *hk);
 
 /* modes.c: a prepared key of one fscrypt mode */
 struct mode_key {
@@ -96,23 +86,24 @@ struct mode_key {
 	struct adiantum_key *adiantum;
 	struct hctr2_key *hctr2;
 };
-extern errcode_t mode_key_init(struct mode_key *mk, int mode,
-			       const uint8_t *raw);
-extern errcode_t mode_key_crypt(struct mode_key *mk, const uint8_t *iv,
-				const uint8_t *in, uint8_t *out, size_t len,
-				int enc);
-extern errcode_t mode_key_dup(struct mode_key *dst,
-			      const struct mode_key *src);
-extern void mode_key_free(struct mode_key *mk);
+extern errcode_t fscrypt_mode_key_init(struct mode_key *mk, int mode,
+				       const uint8_t *raw);
+extern errcode_t fscrypt_mode_key_crypt(struct mode_key *mk,
+					const uint8_t *iv, const uint8_t *in,
+					uint8_t *out, size_t len, int enc);
+extern errcode_t fscrypt_mode_key_dup(struct mode_key *dst,
+				      const struct mode_key *src);
+extern void fscrypt_mode_key_free(struct mode_key *mk);
 
 /* kdf.c */
-extern errcode_t hkdf_extract(const uint8_t *ikm, size_t ikm_len,
-			      uint8_t prk[64]);
-extern errcode_t hkdf_expand(const uint8_t prk[64], uint8_t context,
-			     const uint8_t *info, size_t info_len,
-			     uint8_t *out, size_t out_len);
-extern errcode_t v1_derive_key(const uint8_t *master, const uint8_t nonce[16],
-			       uint8_t *out, size_t len);
+extern errcode_t fscrypt_hkdf_extract(const uint8_t *ikm, size_t ikm_len,
+				      uint8_t prk[64]);
+extern errcode_t fscrypt_hkdf_expand(const uint8_t prk[64], uint8_t context,
+				     const uint8_t *info, size_t info_len,
+				     uint8_t *out, size_t out_len);
+extern errcode_t fscrypt_v1_derive_key(const uint8_t *master,
+				       const uint8_t nonce[16],
+				       uint8_t *out, size_t len);
 
 /* keyring.c: one master key and what is derived from it once */
 struct master_key {
@@ -125,9 +116,9 @@ struct master_key {
 	int have_ino_hash_key;
 	int used_v1, used_v2;
 };
-extern struct master_key *keyring_find(struct fscrypt_keyring *kr,
+extern struct master_key *fscrypt_keyring_find(struct fscrypt_keyring *kr,
 				       const struct fscrypt_key_spec *spec);
-extern struct mode_key *keyring_mode_key(struct fscrypt_keyring *kr,
+extern struct mode_key *fscrypt_keyring_mode_key(struct fscrypt_keyring *kr,
 					 struct master_key *mk, int kind,
 					 int mode, const uint8_t *uuid,
 					 errcode_t *err);

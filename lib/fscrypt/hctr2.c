@@ -124,7 +124,7 @@ static errcode_t xctr(struct blkcipher *aes, const uint8_t iv[BLK],
 	for (i = 1; len; i++) {
 		memcpy(ks, iv, BLK);
 		put_le64(ks, get_le64(iv) ^ i);
-		retval = bc_encrypt(aes, ks, ks, 1);
+		retval = fscrypt_bc_encrypt(aes, ks, ks, 1);
 		if (retval)
 			return retval;
 		n = len < BLK ? len : BLK;
@@ -143,35 +143,35 @@ errcode_t fscrypt_xctr_crypt(const uint8_t key[32], const uint8_t iv[16],
 	struct blkcipher aes;
 	errcode_t retval;
 
-	retval = bc_init(&aes, FSCRYPT_BC_AES, key, 32);
+	retval = fscrypt_bc_init(&aes, FSCRYPT_BC_AES, key, 32);
 	if (!retval)
 		retval = xctr(&aes, iv, in, out, len);
-	bc_free(&aes);
+	fscrypt_bc_free(&aes);
 	return retval;
 }
 
 /* --- HCTR2 --------------------------------------------------------------- */
 
-errcode_t hctr2_setkey(struct hctr2_key *hk, const uint8_t key[32])
+errcode_t fscrypt_hctr2_setkey(struct hctr2_key *hk, const uint8_t key[32])
 {
 	errcode_t retval;
 
-	retval = bc_init(&hk->aes, FSCRYPT_BC_AES, key, 32);
+	retval = fscrypt_bc_init(&hk->aes, FSCRYPT_BC_AES, key, 32);
 	if (retval)
 		return retval;
 	/* hbar = E(0), L = E(1) */
 	memset(hk->hbar, 0, BLK);
 	memset(hk->l, 0, BLK);
 	hk->l[0] = 1;
-	retval = bc_encrypt(&hk->aes, hk->hbar, hk->hbar, 1);
+	retval = fscrypt_bc_encrypt(&hk->aes, hk->hbar, hk->hbar, 1);
 	if (!retval)
-		retval = bc_encrypt(&hk->aes, hk->l, hk->l, 1);
+		retval = fscrypt_bc_encrypt(&hk->aes, hk->l, hk->l, 1);
 	return retval;
 }
 
-void hctr2_free(struct hctr2_key *hk)
+void fscrypt_hctr2_free(struct hctr2_key *hk)
 {
-	bc_free(&hk->aes);
+	fscrypt_bc_free(&hk->aes);
 	fscrypt_wipe(hk, sizeof(*hk));
 }
 
@@ -207,8 +207,9 @@ static void hctr2_hash(const struct hctr2_key *hk, const uint8_t iv[32],
  * The same steps both ways: the first block goes through AES (forward or
  * backward) between two hashes, the rest through XCTR.
  */
-errcode_t hctr2_crypt(struct hctr2_key *hk, const uint8_t iv[32],
-		      const uint8_t *in, uint8_t *out, size_t len, int enc)
+errcode_t fscrypt_hctr2_key_crypt(struct hctr2_key *hk, const uint8_t iv[32],
+				  const uint8_t *in, uint8_t *out, size_t len,
+				  int enc)
 {
 	uint8_t h[BLK], mm[BLK], uu[BLK], s[BLK];
 	size_t bulk;
@@ -219,8 +220,8 @@ errcode_t hctr2_crypt(struct hctr2_key *hk, const uint8_t iv[32],
 	bulk = len - BLK;
 	hctr2_hash(hk, iv, in + BLK, bulk, h);
 	xor_bytes(mm, in, h, BLK);
-	retval = enc ? bc_encrypt(&hk->aes, mm, uu, 1) :
-		       bc_decrypt(&hk->aes, mm, uu, 1);
+	retval = enc ? fscrypt_bc_encrypt(&hk->aes, mm, uu, 1) :
+		       fscrypt_bc_decrypt(&hk->aes, mm, uu, 1);
 	if (retval)
 		return retval;
 	xor_bytes(s, mm, uu, BLK);
@@ -246,10 +247,10 @@ errcode_t fscrypt_hctr2_crypt(const uint8_t key[32], const uint8_t iv[32],
 	hk = fscrypt_secure_alloc(sizeof(*hk));
 	if (!hk)
 		return FSCRYPT_ET_NO_MEMORY;
-	retval = hctr2_setkey(hk, key);
+	retval = fscrypt_hctr2_setkey(hk, key);
 	if (!retval)
-		retval = hctr2_crypt(hk, iv, in, out, len, enc);
-	hctr2_free(hk);
+		retval = fscrypt_hctr2_key_crypt(hk, iv, in, out, len, enc);
+	fscrypt_hctr2_free(hk);
 	fscrypt_secure_free(hk, sizeof(*hk));
 	return retval;
 }

@@ -46,17 +46,17 @@ static errcode_t setup_v1(struct fscrypt_keyring *kr, struct fscrypt_inode *fi)
 	int size = fscrypt_mode_key_size(fi->mode);
 	errcode_t retval;
 
-	if (fi->pol.flags & FLAG_DIRECT_KEY) {
-		fi->key = keyring_mode_key(kr, fi->mk, 0, fi->mode, NULL,
-					   &retval);
+	if (fi->pol.flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY) {
+		fi->key = fscrypt_keyring_mode_key(kr, fi->mk, 0, fi->mode,
+						   NULL, &retval);
 		return fi->key ? 0 : retval;
 	}
 	raw = fscrypt_secure_alloc(FSCRYPT_MAX_KEY_SIZE);
 	if (!raw)
 		return FSCRYPT_ET_NO_MEMORY;
-	retval = v1_derive_key(fi->mk->raw, fi->pol.nonce, raw, size);
+	retval = fscrypt_v1_derive_key(fi->mk->raw, fi->pol.nonce, raw, size);
 	if (!retval)
-		retval = mode_key_init(&fi->own, fi->mode, raw);
+		retval = fscrypt_mode_key_init(&fi->own, fi->mode, raw);
 	fscrypt_secure_free(raw, FSCRYPT_MAX_KEY_SIZE);
 	if (!retval)
 		fi->key = &fi->own;
@@ -72,23 +72,23 @@ static errcode_t setup_v2(struct fscrypt_keyring *kr, struct fscrypt_inode *fi,
 	int kind = 0;
 	errcode_t retval;
 
-	if (fi->pol.flags & FLAG_DIRECT_KEY)
+	if (fi->pol.flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY)
 		kind = HKDF_CONTEXT_DIRECT_KEY;
-	else if (fi->pol.flags & FLAG_IV_INO_LBLK_64)
+	else if (fi->pol.flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64)
 		kind = HKDF_CONTEXT_IV_INO_LBLK_64_KEY;
-	else if (fi->pol.flags & FLAG_IV_INO_LBLK_32)
+	else if (fi->pol.flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32)
 		kind = HKDF_CONTEXT_IV_INO_LBLK_32_KEY;
 	if (kind) {
-		fi->key = keyring_mode_key(kr, mk, kind, fi->mode, uuid,
-					   &retval);
+		fi->key = fscrypt_keyring_mode_key(kr, mk, kind, fi->mode, uuid,
+						   &retval);
 		if (!fi->key)
 			return retval;
 		if (kind != HKDF_CONTEXT_IV_INO_LBLK_32_KEY)
 			return 0;
 		if (!mk->have_ino_hash_key) {
-			retval = hkdf_expand(mk->prk,
-					     HKDF_CONTEXT_INODE_HASH_KEY, NULL,
-					     0, mk->ino_hash_key, 16);
+			retval = fscrypt_hkdf_expand(mk->prk,
+					HKDF_CONTEXT_INODE_HASH_KEY, NULL, 0,
+					mk->ino_hash_key, 16);
 			if (retval)
 				return retval;
 			mk->have_ino_hash_key = 1;
@@ -100,11 +100,11 @@ static errcode_t setup_v2(struct fscrypt_keyring *kr, struct fscrypt_inode *fi,
 	raw = fscrypt_secure_alloc(FSCRYPT_MAX_KEY_SIZE);
 	if (!raw)
 		return FSCRYPT_ET_NO_MEMORY;
-	retval = hkdf_expand(mk->prk, HKDF_CONTEXT_PER_FILE_ENC_KEY,
-			     fi->pol.nonce, FSCRYPT_NONCE_SIZE, raw,
-			     fscrypt_mode_key_size(fi->mode));
+	retval = fscrypt_hkdf_expand(mk->prk, HKDF_CONTEXT_PER_FILE_ENC_KEY,
+				     fi->pol.nonce, FSCRYPT_FILE_NONCE_SIZE,
+				     raw, fscrypt_mode_key_size(fi->mode));
 	if (!retval)
-		retval = mode_key_init(&fi->own, fi->mode, raw);
+		retval = fscrypt_mode_key_init(&fi->own, fi->mode, raw);
 	fscrypt_secure_free(raw, FSCRYPT_MAX_KEY_SIZE);
 	if (!retval)
 		fi->key = &fi->own;
@@ -138,15 +138,15 @@ errcode_t fscrypt_inode_open(struct fscrypt_keyring *kr, const void *ctx,
 		      fi->pol.log2_data_unit_size : block_bits;
 	/* the kernel's limits on sub-block data units */
 	if ((int) fi->du_bits > block_bits ||
-	    ((fi->pol.flags & FLAG_IV_INO_LBLK_32) &&
+	    ((fi->pol.flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32) &&
 	     (int) fi->du_bits != block_bits))
 		goto errout;
-	if ((fi->pol.flags & (FLAG_IV_INO_LBLK_64 | FLAG_IV_INO_LBLK_32)) &&
+	if ((fi->pol.flags & FSCRYPT_POLICY_FLAGS_IV_INO_LBLK) &&
 	    (p->ino == 0 || p->ino > 0xffffffffULL)) {
 		retval = FSCRYPT_ET_NEED_INO;
 		goto errout;
 	}
-	fi->mk = keyring_find(kr, &fi->pol.key);
+	fi->mk = fscrypt_keyring_find(kr, &fi->pol.key);
 	if (!fi->mk) {
 		retval = FSCRYPT_ET_NO_KEY;
 		goto errout;
@@ -181,7 +181,7 @@ errcode_t fscrypt_inode_dup(const struct fscrypt_inode *fi,
 	if (!dup)
 		return FSCRYPT_ET_NO_MEMORY;
 	*dup = *fi;
-	retval = mode_key_dup(&dup->own, fi->key);
+	retval = fscrypt_mode_key_dup(&dup->own, fi->key);
 	if (retval) {
 		memset(&dup->own, 0, sizeof(dup->own));
 		dup->key = NULL;
@@ -198,7 +198,7 @@ void fscrypt_inode_close(struct fscrypt_inode *fi)
 	if (!fi)
 		return;
 	if (fi->key == &fi->own)
-		mode_key_free(&fi->own);
+		fscrypt_mode_key_free(&fi->own);
 	fscrypt_secure_free(fi, sizeof(*fi));
 }
 
@@ -218,18 +218,19 @@ errcode_t fscrypt_inode_dirhash_key(const struct fscrypt_inode *fi,
 {
 	if (fi->pol.version != 2)
 		return FSCRYPT_ET_UNSUPPORTED;
-	return hkdf_expand(fi->mk->prk, HKDF_CONTEXT_DIRHASH_KEY,
-			   fi->pol.nonce, FSCRYPT_NONCE_SIZE, key, 16);
+	return fscrypt_hkdf_expand(fi->mk->prk, HKDF_CONTEXT_DIRHASH_KEY,
+				   fi->pol.nonce, FSCRYPT_FILE_NONCE_SIZE, key,
+				   16);
 }
 
 static errcode_t make_iv(const struct fscrypt_inode *fi, uint64_t index,
 			 uint8_t iv[FSCRYPT_MAX_IV_SIZE])
 {
 	memset(iv, 0, FSCRYPT_MAX_IV_SIZE);
-	if (fi->pol.flags & (FLAG_IV_INO_LBLK_64 | FLAG_IV_INO_LBLK_32)) {
+	if (fi->pol.flags & FSCRYPT_POLICY_FLAGS_IV_INO_LBLK) {
 		if (index > 0xffffffffULL)
 			return FSCRYPT_ET_NEED_INO;
-		if (fi->pol.flags & FLAG_IV_INO_LBLK_64) {
+		if (fi->pol.flags & FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64) {
 			put_le32(iv, index);
 			put_le32(iv + 4, fi->ino);
 		} else {
@@ -238,8 +239,8 @@ static errcode_t make_iv(const struct fscrypt_inode *fi, uint64_t index,
 		return 0;
 	}
 	put_le64(iv, index);
-	if (fi->pol.flags & FLAG_DIRECT_KEY)
-		memcpy(iv + 8, fi->pol.nonce, FSCRYPT_NONCE_SIZE);
+	if (fi->pol.flags & FSCRYPT_POLICY_FLAG_DIRECT_KEY)
+		memcpy(iv + 8, fi->pol.nonce, FSCRYPT_FILE_NONCE_SIZE);
 	return 0;
 }
 
@@ -256,8 +257,8 @@ static errcode_t crypt_data(struct fscrypt_inode *fi, uint64_t pos,
 	for (; len; len -= du, buf += du, index++) {
 		retval = make_iv(fi, index, iv);
 		if (!retval)
-			retval = mode_key_crypt(fi->key, iv, buf, buf, du,
-						enc);
+			retval = fscrypt_mode_key_crypt(fi->key, iv, buf,
+							buf, du, enc);
 		if (retval)
 			return retval;
 	}
@@ -287,7 +288,8 @@ errcode_t fscrypt_decrypt_name(struct fscrypt_inode *dir, const uint8_t *ct,
 		return FSCRYPT_ET_BAD_NAME;
 	retval = make_iv(dir, 0, iv);
 	if (!retval)
-		retval = mode_key_crypt(dir->key, iv, ct, out, ct_len, 0);
+		retval = fscrypt_mode_key_crypt(dir->key, iv, ct, out, ct_len,
+						0);
 	*out_len = retval ? 0 : ct_len;
 	return retval;
 }
@@ -298,7 +300,7 @@ static errcode_t encrypt_padded(struct fscrypt_inode *fi, const uint8_t *pt,
 				size_t out_size, size_t *out_len)
 {
 	uint8_t iv[FSCRYPT_MAX_IV_SIZE];
-	size_t pad = 4U << (fi->pol.flags & FLAGS_PAD_MASK), n;
+	size_t pad = 4U << (fi->pol.flags & FSCRYPT_POLICY_FLAGS_PAD_MASK), n;
 	errcode_t retval;
 
 	n = len < FSCRYPT_MIN_NAME_CT ? FSCRYPT_MIN_NAME_CT : len;
@@ -311,7 +313,7 @@ static errcode_t encrypt_padded(struct fscrypt_inode *fi, const uint8_t *pt,
 	memset(out + len, 0, n - len);
 	retval = make_iv(fi, 0, iv);
 	if (!retval)
-		retval = mode_key_crypt(fi->key, iv, out, out, n, 1);
+		retval = fscrypt_mode_key_crypt(fi->key, iv, out, out, n, 1);
 	*out_len = retval ? 0 : n;
 	return retval;
 }
@@ -371,8 +373,8 @@ errcode_t fscrypt_decrypt_symlink(struct fscrypt_inode *lnk,
 		return FSCRYPT_ET_BAD_SYMLINK;
 	retval = make_iv(lnk, 0, iv);
 	if (!retval)
-		retval = mode_key_crypt(lnk->key, iv, disk + 2, out, ct_len,
-					0);
+		retval = fscrypt_mode_key_crypt(lnk->key, iv, disk + 2, out,
+						ct_len, 0);
 	if (retval)
 		return retval;
 	nul = memchr(out, 0, ct_len);

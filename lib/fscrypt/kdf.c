@@ -57,15 +57,16 @@ static errcode_t hkdf_run(int mode, const uint8_t *key, size_t key_len,
 }
 
 /* No salt: HMAC pads the empty key with zeros, as the kernel's does */
-errcode_t hkdf_extract(const uint8_t *ikm, size_t ikm_len, uint8_t prk[64])
+errcode_t fscrypt_hkdf_extract(const uint8_t *ikm, size_t ikm_len,
+			       uint8_t prk[64])
 {
 	return hkdf_run(EVP_KDF_HKDF_MODE_EXTRACT_ONLY, ikm, ikm_len, NULL, 0,
 			prk, 64);
 }
 
-errcode_t hkdf_expand(const uint8_t prk[64], uint8_t context,
-		      const uint8_t *info, size_t info_len, uint8_t *out,
-		      size_t out_len)
+errcode_t fscrypt_hkdf_expand(const uint8_t prk[64], uint8_t context,
+			      const uint8_t *info, size_t info_len,
+			      uint8_t *out, size_t out_len)
 {
 	uint8_t full[MAX_INFO];
 
@@ -88,10 +89,10 @@ errcode_t fscrypt_hkdf_sha512(const uint8_t *ikm, size_t ikm_len,
 
 	if (!prk)
 		return FSCRYPT_ET_NO_MEMORY;
-	retval = hkdf_extract(ikm, ikm_len, prk);
+	retval = fscrypt_hkdf_extract(ikm, ikm_len, prk);
 	if (!retval)
-		retval = hkdf_expand(prk, context, info, info_len, out,
-				     out_len);
+		retval = fscrypt_hkdf_expand(prk, context, info, info_len, out,
+					     out_len);
 	fscrypt_secure_free(prk, 64);
 	return retval;
 }
@@ -122,8 +123,8 @@ errcode_t fscrypt_key_descriptor(const uint8_t *raw, size_t len,
 }
 
 /* v1: the per-file key is AES-128-ECB(key = nonce, master key) */
-errcode_t v1_derive_key(const uint8_t *master, const uint8_t nonce[16],
-			uint8_t *out, size_t len)
+errcode_t fscrypt_v1_derive_key(const uint8_t *master, const uint8_t nonce[16],
+				uint8_t *out, size_t len)
 {
 	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
 	int outl = 0, ok;

@@ -49,7 +49,7 @@ void fscrypt_keyring_free(struct fscrypt_keyring *kr)
 	if (!kr)
 		return;
 	for (i = 0; i < kr->ncache; i++) {
-		mode_key_free(kr->cache[i].key);
+		fscrypt_mode_key_free(kr->cache[i].key);
 		fscrypt_secure_free(kr->cache[i].key, sizeof(struct mode_key));
 	}
 	for (i = 0; i < kr->count; i++)
@@ -73,11 +73,12 @@ errcode_t fscrypt_keyring_add_raw(struct fscrypt_keyring *kr,
 		return FSCRYPT_ET_NO_MEMORY;
 	memcpy(mk->raw, raw, len);
 	mk->size = len;
-	retval = hkdf_extract(raw, len, mk->prk);
+	retval = fscrypt_hkdf_extract(raw, len, mk->prk);
 	if (!retval)
-		retval = hkdf_expand(mk->prk, HKDF_CONTEXT_KEY_IDENTIFIER,
-				     NULL, 0, mk->identifier,
-				     FSCRYPT_KEY_IDENTIFIER_SIZE);
+		retval = fscrypt_hkdf_expand(mk->prk,
+					     HKDF_CONTEXT_KEY_IDENTIFIER,
+					     NULL, 0, mk->identifier,
+					     FSCRYPT_KEY_IDENTIFIER_SIZE);
 	if (!retval)
 		retval = fscrypt_key_descriptor(raw, len, mk->descriptor);
 	if (retval)
@@ -236,8 +237,8 @@ size_t fscrypt_keyring_count(const struct fscrypt_keyring *kr)
 	return kr->count;
 }
 
-struct master_key *keyring_find(struct fscrypt_keyring *kr,
-				const struct fscrypt_key_spec *spec)
+struct master_key *fscrypt_keyring_find(struct fscrypt_keyring *kr,
+					const struct fscrypt_key_spec *spec)
 {
 	struct master_key *mk;
 	size_t i;
@@ -301,9 +302,10 @@ int fscrypt_keyring_used(const struct fscrypt_keyring *kr, size_t i,
  * key itself; v2 DIRECT_KEY and IV_INO_LBLK_* derive one key per mode
  * (and filesystem UUID), made once and kept.
  */
-struct mode_key *keyring_mode_key(struct fscrypt_keyring *kr,
-				  struct master_key *mk, int kind, int mode,
-				  const uint8_t *uuid, errcode_t *err)
+struct mode_key *fscrypt_keyring_mode_key(struct fscrypt_keyring *kr,
+					  struct master_key *mk, int kind,
+					  int mode, const uint8_t *uuid,
+					  errcode_t *err)
 {
 	struct cached_key *c;
 	struct mode_key *key;
@@ -343,11 +345,11 @@ struct mode_key *keyring_mode_key(struct fscrypt_keyring *kr,
 			memcpy(info + 1, uuid, FSCRYPT_UUID_SIZE);
 			info_len += FSCRYPT_UUID_SIZE;
 		}
-		*err = hkdf_expand(mk->prk, kind, info, info_len, raw,
-				   key_size);
+		*err = fscrypt_hkdf_expand(mk->prk, kind, info, info_len, raw,
+					   key_size);
 	}
 	if (!*err)
-		*err = mode_key_init(key, mode, raw);
+		*err = fscrypt_mode_key_init(key, mode, raw);
 	if (*err)
 		goto errout;
 	fscrypt_secure_free(raw, FSCRYPT_MAX_KEY_SIZE);

@@ -31,8 +31,8 @@ static const EVP_CIPHER *aes_ecb(size_t key_len)
 	return NULL;
 }
 
-errcode_t bc_init(struct blkcipher *bc, int alg, const uint8_t *key,
-		  size_t key_len)
+errcode_t fscrypt_bc_init(struct blkcipher *bc, int alg, const uint8_t *key,
+			  size_t key_len)
 {
 	const EVP_CIPHER *c;
 
@@ -44,7 +44,7 @@ errcode_t bc_init(struct blkcipher *bc, int alg, const uint8_t *key,
 		bc->rk = fscrypt_secure_alloc(SM4_RK_SIZE);
 		if (!bc->rk)
 			return FSCRYPT_ET_NO_MEMORY;
-		sm4_expand_key(key, bc->rk);
+		fscrypt_sm4_expand_key(key, bc->rk);
 		return 0;
 	}
 	c = aes_ecb(key_len);
@@ -57,7 +57,7 @@ errcode_t bc_init(struct blkcipher *bc, int alg, const uint8_t *key,
 	    !EVP_DecryptInit_ex(bc->dec, c, NULL, key, NULL) ||
 	    !EVP_CIPHER_CTX_set_padding(bc->enc, 0) ||
 	    !EVP_CIPHER_CTX_set_padding(bc->dec, 0)) {
-		bc_free(bc);
+		fscrypt_bc_free(bc);
 		return FSCRYPT_ET_CRYPTO;
 	}
 	return 0;
@@ -71,8 +71,8 @@ static errcode_t bc_crypt(struct blkcipher *bc, const uint8_t *in,
 
 	if (bc->alg == FSCRYPT_BC_SM4) {
 		for (i = 0; i < nblocks; i++)
-			sm4_crypt_block(bc->rk, in + i * BLK, out + i * BLK,
-					enc);
+			fscrypt_sm4_crypt_block(bc->rk, in + i * BLK,
+						out + i * BLK, enc);
 		return 0;
 	}
 	while (nblocks) {
@@ -89,19 +89,19 @@ static errcode_t bc_crypt(struct blkcipher *bc, const uint8_t *in,
 	return 0;
 }
 
-errcode_t bc_encrypt(struct blkcipher *bc, const uint8_t *in, uint8_t *out,
-		     size_t nblocks)
+errcode_t fscrypt_bc_encrypt(struct blkcipher *bc, const uint8_t *in,
+			     uint8_t *out, size_t nblocks)
 {
 	return bc_crypt(bc, in, out, nblocks, 1);
 }
 
-errcode_t bc_decrypt(struct blkcipher *bc, const uint8_t *in, uint8_t *out,
-		     size_t nblocks)
+errcode_t fscrypt_bc_decrypt(struct blkcipher *bc, const uint8_t *in,
+			     uint8_t *out, size_t nblocks)
 {
 	return bc_crypt(bc, in, out, nblocks, 0);
 }
 
-void bc_free(struct blkcipher *bc)
+void fscrypt_bc_free(struct blkcipher *bc)
 {
 	EVP_CIPHER_CTX_free(bc->enc);
 	EVP_CIPHER_CTX_free(bc->dec);
@@ -136,7 +136,7 @@ static errcode_t xts_crypt(struct blkcipher *data, struct blkcipher *tweak,
 
 	if (len % BLK)
 		return FSCRYPT_ET_BAD_LENGTH;
-	retval = bc_encrypt(tweak, iv, t, 1);
+	retval = fscrypt_bc_encrypt(tweak, iv, t, 1);
 	while (!retval && len) {
 		n = len / BLK > 64 ? 64 : len / BLK;
 		for (i = 0; i < n; i++) {
@@ -144,8 +144,8 @@ static errcode_t xts_crypt(struct blkcipher *data, struct blkcipher *tweak,
 			gf128_mul_x_xts(t);
 		}
 		xor_bytes(out, in, tw, n * BLK);
-		retval = enc ? bc_encrypt(data, out, out, n) :
-			       bc_decrypt(data, out, out, n);
+		retval = enc ? fscrypt_bc_encrypt(data, out, out, n) :
+			       fscrypt_bc_decrypt(data, out, out, n);
 		xor_bytes(out, out, tw, n * BLK);
 		in += n * BLK;
 		out += n * BLK;
@@ -163,14 +163,14 @@ errcode_t fscrypt_xts_crypt(int alg, const uint8_t *key, size_t key_len,
 	struct blkcipher data, tweak;
 	errcode_t retval;
 
-	retval = bc_init(&data, alg, key, key_len / 2);
+	retval = fscrypt_bc_init(&data, alg, key, key_len / 2);
 	if (retval)
 		return retval;
-	retval = bc_init(&tweak, alg, key + key_len / 2, key_len / 2);
+	retval = fscrypt_bc_init(&tweak, alg, key + key_len / 2, key_len / 2);
 	if (!retval)
 		retval = xts_crypt(&data, &tweak, iv, in, out, len, enc);
-	bc_free(&data);
-	bc_free(&tweak);
+	fscrypt_bc_free(&data);
+	fscrypt_bc_free(&tweak);
 	return retval;
 }
 
@@ -183,7 +183,7 @@ static errcode_t cbc_encrypt(struct blkcipher *bc, uint8_t chain[BLK],
 
 	while (nblocks--) {
 		xor_bytes(out, in, chain, BLK);
-		retval = bc_encrypt(bc, out, out, 1);
+		retval = fscrypt_bc_encrypt(bc, out, out, 1);
 		if (retval)
 			return retval;
 		memcpy(chain, out, BLK);
@@ -201,7 +201,7 @@ static errcode_t cbc_decrypt(struct blkcipher *bc, uint8_t chain[BLK],
 
 	while (nblocks--) {
 		memcpy(c, in, BLK);
-		retval = bc_decrypt(bc, c, out, 1);
+		retval = fscrypt_bc_decrypt(bc, c, out, 1);
 		if (retval)
 			return retval;
 		xor_bytes(out, out, chain, BLK);
@@ -249,12 +249,12 @@ static errcode_t cts_crypt(struct blkcipher *bc, const uint8_t iv[BLK],
 		retval = cbc_decrypt(bc, chain, in, out, nfull);
 		/* chain is now C[n-2]; y = D(C[n-1]) = pad(P[n]) ^ X */
 		if (!retval)
-			retval = bc_decrypt(bc, in + nfull * BLK, y, 1);
+			retval = fscrypt_bc_decrypt(bc, in + nfull * BLK, y, 1);
 		memcpy(x, in + (nfull + 1) * BLK, d);
 		memcpy(x + d, y + d, BLK - d);
 		xor_bytes(y, y, x, d);
 		if (!retval)
-			retval = bc_decrypt(bc, x, x, 1);
+			retval = fscrypt_bc_decrypt(bc, x, x, 1);
 		xor_bytes(out + nfull * BLK, x, chain, BLK);
 		memcpy(out + (nfull + 1) * BLK, y, d);
 	}
@@ -271,11 +271,11 @@ errcode_t fscrypt_cts_crypt(int alg, const uint8_t *key, size_t key_len,
 	struct blkcipher bc;
 	errcode_t retval;
 
-	retval = bc_init(&bc, alg, key, key_len);
+	retval = fscrypt_bc_init(&bc, alg, key, key_len);
 	if (retval)
 		return retval;
 	retval = cts_crypt(&bc, iv, in, out, len, enc);
-	bc_free(&bc);
+	fscrypt_bc_free(&bc);
 	return retval;
 }
 
@@ -326,23 +326,24 @@ errcode_t fscrypt_essiv_crypt(const uint8_t key[16], const uint8_t iv[16],
 	struct mode_key mk;
 	errcode_t retval;
 
-	retval = mode_key_init(&mk, MODE_AES_128_CBC, key);
+	retval = fscrypt_mode_key_init(&mk, FSCRYPT_MODE_AES_128_CBC, key);
 	if (!retval)
-		retval = mode_key_crypt(&mk, iv, in, out, len, enc);
-	mode_key_free(&mk);
+		retval = fscrypt_mode_key_crypt(&mk, iv, in, out, len, enc);
+	fscrypt_mode_key_free(&mk);
 	return retval;
 }
 
 /* --- a key of one fscrypt mode ------------------------------------------ */
 
-errcode_t mode_key_init(struct mode_key *mk, int mode, const uint8_t *raw)
+errcode_t fscrypt_mode_key_init(struct mode_key *mk, int mode,
+				const uint8_t *raw)
 {
 	errcode_t retval = 0;
 
 	memset(mk, 0, sizeof(*mk));
 	mk->mode = mode;
 	switch (mode) {
-	case MODE_AES_256_XTS:
+	case FSCRYPT_MODE_AES_256_XTS:
 		/* one context per direction, keyed once, re-IVed per unit */
 		mk->evp = EVP_CIPHER_CTX_new();
 		mk->evp_dec = EVP_CIPHER_CTX_new();
@@ -353,7 +354,7 @@ errcode_t mode_key_init(struct mode_key *mk, int mode, const uint8_t *raw)
 					raw, NULL))
 			retval = FSCRYPT_ET_CRYPTO;
 		break;
-	case MODE_AES_128_CBC:
+	case FSCRYPT_MODE_AES_128_CBC:
 		mk->evp = EVP_CIPHER_CTX_new();
 		mk->evp_dec = EVP_CIPHER_CTX_new();
 		if (!mk->evp || !mk->evp_dec ||
@@ -367,40 +368,43 @@ errcode_t mode_key_init(struct mode_key *mk, int mode, const uint8_t *raw)
 		if (!retval)
 			retval = essiv_init(mk, raw);
 		break;
-	case MODE_AES_256_CTS:
-	case MODE_AES_128_CTS:
+	case FSCRYPT_MODE_AES_256_CTS:
+	case FSCRYPT_MODE_AES_128_CTS:
 		/* names are short: the key is kept and set per name */
-		memcpy(mk->raw, raw, mode == MODE_AES_256_CTS ? 32 : 16);
-		mk->cts = EVP_CIPHER_fetch(NULL, mode == MODE_AES_256_CTS ?
+		memcpy(mk->raw, raw,
+		       mode == FSCRYPT_MODE_AES_256_CTS ? 32 : 16);
+		mk->cts = EVP_CIPHER_fetch(NULL,
+					   mode == FSCRYPT_MODE_AES_256_CTS ?
 					   "AES-256-CBC-CTS" :
 					   "AES-128-CBC-CTS", NULL);
 		if (!mk->cts)
 			retval = FSCRYPT_ET_CRYPTO;
 		break;
-	case MODE_SM4_XTS:
-		retval = bc_init(&mk->bc, FSCRYPT_BC_SM4, raw, 16);
+	case FSCRYPT_MODE_SM4_XTS:
+		retval = fscrypt_bc_init(&mk->bc, FSCRYPT_BC_SM4, raw, 16);
 		if (!retval)
-			retval = bc_init(&mk->bc2, FSCRYPT_BC_SM4, raw + 16,
-					 16);
+			retval = fscrypt_bc_init(&mk->bc2, FSCRYPT_BC_SM4,
+						 raw + 16, 16);
 		break;
-	case MODE_SM4_CTS:
-		retval = bc_init(&mk->bc, FSCRYPT_BC_SM4, raw, 16);
+	case FSCRYPT_MODE_SM4_CTS:
+		retval = fscrypt_bc_init(&mk->bc, FSCRYPT_BC_SM4, raw, 16);
 		break;
-	case MODE_ADIANTUM:
+	case FSCRYPT_MODE_ADIANTUM:
 		mk->adiantum = fscrypt_secure_alloc(sizeof(*mk->adiantum));
-		retval = mk->adiantum ? adiantum_setkey(mk->adiantum, raw) :
+		retval = mk->adiantum ?
+			 fscrypt_adiantum_setkey(mk->adiantum, raw) :
 			 FSCRYPT_ET_NO_MEMORY;
 		break;
-	case MODE_AES_256_HCTR2:
+	case FSCRYPT_MODE_AES_256_HCTR2:
 		mk->hctr2 = fscrypt_secure_alloc(sizeof(*mk->hctr2));
-		retval = mk->hctr2 ? hctr2_setkey(mk->hctr2, raw) :
+		retval = mk->hctr2 ? fscrypt_hctr2_setkey(mk->hctr2, raw) :
 			 FSCRYPT_ET_NO_MEMORY;
 		break;
 	default:
 		retval = FSCRYPT_ET_UNSUPPORTED;
 	}
 	if (retval)
-		mode_key_free(mk);
+		fscrypt_mode_key_free(mk);
 	return retval;
 }
 
@@ -420,16 +424,16 @@ static EVP_CIPHER_CTX *evp_dup(EVP_CIPHER_CTX *src)
  * for AES-256-XTS, the contents mode of nearly every policy; other
  * modes are FSCRYPT_ET_UNSUPPORTED.
  */
-errcode_t mode_key_dup(struct mode_key *dst, const struct mode_key *src)
+errcode_t fscrypt_mode_key_dup(struct mode_key *dst, const struct mode_key *src)
 {
 	memset(dst, 0, sizeof(*dst));
-	if (src->mode != MODE_AES_256_XTS)
+	if (src->mode != FSCRYPT_MODE_AES_256_XTS)
 		return FSCRYPT_ET_UNSUPPORTED;
 	dst->mode = src->mode;
 	dst->evp = evp_dup(src->evp);
 	dst->evp_dec = evp_dup(src->evp_dec);
 	if (!dst->evp || !dst->evp_dec) {
-		mode_key_free(dst);
+		fscrypt_mode_key_free(dst);
 		return FSCRYPT_ET_CRYPTO;
 	}
 	return 0;
@@ -450,19 +454,20 @@ static errcode_t evp_unit(EVP_CIPHER_CTX *ctx, const uint8_t *iv,
 }
 
 /* One data unit, or one name, with its IV */
-errcode_t mode_key_crypt(struct mode_key *mk, const uint8_t *iv,
-			 const uint8_t *in, uint8_t *out, size_t len, int enc)
+errcode_t fscrypt_mode_key_crypt(struct mode_key *mk, const uint8_t *iv,
+				 const uint8_t *in, uint8_t *out, size_t len,
+				 int enc)
 {
 	uint8_t essiv[BLK];
 	int outl = 0;
 	errcode_t retval;
 
 	switch (mk->mode) {
-	case MODE_AES_256_XTS:
+	case FSCRYPT_MODE_AES_256_XTS:
 		if (len % BLK || !len)
 			return FSCRYPT_ET_BAD_LENGTH;
 		return evp_unit(enc ? mk->evp : mk->evp_dec, iv, in, out, len);
-	case MODE_AES_128_CBC:
+	case FSCRYPT_MODE_AES_128_CBC:
 		if (len % BLK || !len)
 			return FSCRYPT_ET_BAD_LENGTH;
 		if (!EVP_EncryptUpdate(mk->essiv, essiv, &outl, iv, BLK) ||
@@ -472,35 +477,37 @@ errcode_t mode_key_crypt(struct mode_key *mk, const uint8_t *iv,
 				  len);
 		fscrypt_wipe(essiv, sizeof(essiv));
 		return retval;
-	case MODE_AES_256_CTS:
-	case MODE_AES_128_CTS:
+	case FSCRYPT_MODE_AES_256_CTS:
+	case FSCRYPT_MODE_AES_128_CTS:
 		return openssl_cts(mk->cts, mk->raw, iv, in, out, len, enc);
-	case MODE_SM4_XTS:
+	case FSCRYPT_MODE_SM4_XTS:
 		return xts_crypt(&mk->bc, &mk->bc2, iv, in, out, len, enc);
-	case MODE_SM4_CTS:
+	case FSCRYPT_MODE_SM4_CTS:
 		return cts_crypt(&mk->bc, iv, in, out, len, enc);
-	case MODE_ADIANTUM:
-		return adiantum_crypt(mk->adiantum, iv, in, out, len, enc);
-	case MODE_AES_256_HCTR2:
-		return hctr2_crypt(mk->hctr2, iv, in, out, len, enc);
+	case FSCRYPT_MODE_ADIANTUM:
+		return fscrypt_adiantum_key_crypt(mk->adiantum, iv, in, out,
+						  len, enc);
+	case FSCRYPT_MODE_AES_256_HCTR2:
+		return fscrypt_hctr2_key_crypt(mk->hctr2, iv, in, out, len,
+					       enc);
 	}
 	return FSCRYPT_ET_UNSUPPORTED;
 }
 
-void mode_key_free(struct mode_key *mk)
+void fscrypt_mode_key_free(struct mode_key *mk)
 {
 	EVP_CIPHER_free(mk->cts);
 	EVP_CIPHER_CTX_free(mk->evp);
 	EVP_CIPHER_CTX_free(mk->evp_dec);
 	EVP_CIPHER_CTX_free(mk->essiv);
-	bc_free(&mk->bc);
-	bc_free(&mk->bc2);
+	fscrypt_bc_free(&mk->bc);
+	fscrypt_bc_free(&mk->bc2);
 	if (mk->adiantum) {
-		adiantum_free(mk->adiantum);
+		fscrypt_adiantum_free(mk->adiantum);
 		fscrypt_secure_free(mk->adiantum, sizeof(*mk->adiantum));
 	}
 	if (mk->hctr2) {
-		hctr2_free(mk->hctr2);
+		fscrypt_hctr2_free(mk->hctr2);
 		fscrypt_secure_free(mk->hctr2, sizeof(*mk->hctr2));
 	}
 	fscrypt_wipe(mk, sizeof(*mk));

@@ -1,9 +1,10 @@
 /*
  * policy.c --- encryption contexts and what their modes need
  *
- * A context is checked the way the kernel's fscrypt_supported_policy()
- * checks a policy, so that what the kernel would refuse to decrypt is
- * refused here too rather than decrypted into garbage.
+ * A context is checked by libext2fs's ext2fs_validate_encryption_context(),
+ * the kernel's fscrypt_supported_policy() rules, so that what the kernel
+ * would refuse to decrypt is refused here too rather than decrypted into
+ * garbage, and what backup takes extract takes.
  *
  * This file may be redistributed under the terms of the GNU Library
  * General Public License, version 2.
@@ -13,26 +14,23 @@
 #include <string.h>
 #include "fscrypt_int.h"
 
+/* the sizes of the kernel's fscrypt_modes[]; the names are libext2fs's */
 static const struct {
-	const char *name;
 	int key_size, iv_size;
-	int contents, names;		/* usable for */
 } modes[FSCRYPT_MODE_MAX + 1] = {
-	[MODE_AES_256_XTS]   = { "AES-256-XTS", 64, 16, 1, 0 },
-	[MODE_AES_256_CTS]   = { "AES-256-CTS", 32, 16, 0, 1 },
-	[MODE_AES_128_CBC]   = { "AES-128-CBC-ESSIV", 16, 16, 1, 0 },
-	[MODE_AES_128_CTS]   = { "AES-128-CTS", 16, 16, 0, 1 },
-	[MODE_SM4_XTS]       = { "SM4-XTS", 32, 16, 1, 0 },
-	[MODE_SM4_CTS]       = { "SM4-CTS", 16, 16, 0, 1 },
-	[MODE_ADIANTUM]      = { "Adiantum", 32, 32, 1, 1 },
-	[MODE_AES_256_HCTR2] = { "AES-256-HCTR2", 32, 32, 0, 1 },
+	[FSCRYPT_MODE_AES_256_XTS]   = { 64, 16 },
+	[FSCRYPT_MODE_AES_256_CTS]   = { 32, 16 },
+	[FSCRYPT_MODE_AES_128_CBC]   = { 16, 16 },
+	[FSCRYPT_MODE_AES_128_CTS]   = { 16, 16 },
+	[FSCRYPT_MODE_SM4_XTS]       = { 32, 16 },
+	[FSCRYPT_MODE_SM4_CTS]       = { 16, 16 },
+	[FSCRYPT_MODE_ADIANTUM]      = { 32, 32 },
+	[FSCRYPT_MODE_AES_256_HCTR2] = { 32, 32 },
 };
 
 const char *fscrypt_mode_name(int mode)
 {
-	if (mode < 0 || mode > FSCRYPT_MODE_MAX || !modes[mode].name)
-		return "unknown";
-	return modes[mode].name;
+	return ext2fs_encryption_mode_name(mode);
 }
 
 int fscrypt_mode_key_size(int mode)
@@ -49,62 +47,43 @@ int fscrypt_mode_iv_size(int mode)
 	return modes[mode].iv_size;
 }
 
-static int pair_ok(int version, int c, int n)
-{
-	if ((c == MODE_AES_256_XTS && n == MODE_AES_256_CTS) ||
-	    (c == MODE_AES_128_CBC && n == MODE_AES_128_CTS) ||
-	    (c == MODE_ADIANTUM && n == MODE_ADIANTUM))
-		return 1;
-	return version == 2 &&
-	       ((c == MODE_AES_256_XTS && n == MODE_AES_256_HCTR2) ||
-		(c == MODE_SM4_XTS && n == MODE_SM4_CTS));
-}
-
+/*
+ * A context is judged by libext2fs's validator, the kernel's rules in
+ * one place; here a refusal is only told apart as "not supported" when
+ * the modes are at fault, "invalid" otherwise.
+ */
 errcode_t fscrypt_parse_context(const void *ctx, size_t len,
 				struct fscrypt_policy *pol)
 {
 	const uint8_t *c = ctx;
-	int nflags;
+	errcode_t retval;
 
 	memset(pol, 0, sizeof(*pol));
-	if (len == 28 && c[0] == 1) {
-		pol->version = 1;
-		memcpy(pol->key.id, c + 4, FSCRYPT_KEY_DESCRIPTOR_SIZE);
-		memcpy(pol->nonce, c + 12, FSCRYPT_NONCE_SIZE);
-	} else if (len == 40 && c[0] == 2) {
-		pol->version = 2;
-		pol->log2_data_unit_size = c[4];
-		if (c[5] || c[6] || c[7])
-			return FSCRYPT_ET_BAD_CONTEXT;
-		memcpy(pol->key.id, c + 8, FSCRYPT_KEY_IDENTIFIER_SIZE);
-		memcpy(pol->nonce, c + 24, FSCRYPT_NONCE_SIZE);
-	} else {
+	retval = ext2fs_validate_encryption_context(ctx, len);
+	if (retval == EXT2_ET_CRYPT_BAD_CONTEXT &&
+	    !ext2fs_encryption_modes_supported(c[0], c[1], c[2], c[3]))
+		return FSCRYPT_ET_UNSUPPORTED;
+	if (retval)
 		return FSCRYPT_ET_BAD_CONTEXT;
-	}
-	pol->key.version = pol->version;
+	pol->version = c[0];
 	pol->contents_mode = c[1];
 	pol->filenames_mode = c[2];
 	pol->flags = c[3];
-	if (!pair_ok(pol->version, c[1], c[2]))
-		return FSCRYPT_ET_UNSUPPORTED;
-	if (pol->flags & ~FLAGS_VALID)
-		return FSCRYPT_ET_BAD_CONTEXT;
-	nflags = !!(pol->flags & FLAG_DIRECT_KEY) +
-		 !!(pol->flags & FLAG_IV_INO_LBLK_64) +
-		 !!(pol->flags & FLAG_IV_INO_LBLK_32);
-	if (nflags > 1)
-		return FSCRYPT_ET_BAD_CONTEXT;
-	if (pol->version == 1 && (pol->flags & (FLAG_IV_INO_LBLK_64 |
-						FLAG_IV_INO_LBLK_32)))
-		return FSCRYPT_ET_BAD_CONTEXT;
-	/* the nonce goes into the IV: only Adiantum's has room for it */
-	if ((pol->flags & FLAG_DIRECT_KEY) &&
-	    (pol->contents_mode != MODE_ADIANTUM ||
-	     pol->filenames_mode != MODE_ADIANTUM))
-		return FSCRYPT_ET_UNSUPPORTED;
-	if (pol->log2_data_unit_size &&
-	    (pol->log2_data_unit_size < 9 || pol->log2_data_unit_size > 16))
-		return FSCRYPT_ET_BAD_CONTEXT;
+	if (pol->version == FSCRYPT_CONTEXT_V1) {
+		const struct fscrypt_context_v1 *v1 = ctx;
+
+		memcpy(pol->key.id, v1->master_key_descriptor,
+		       FSCRYPT_KEY_DESCRIPTOR_SIZE);
+		memcpy(pol->nonce, v1->nonce, FSCRYPT_FILE_NONCE_SIZE);
+	} else {
+		const struct fscrypt_context_v2 *v2 = ctx;
+
+		pol->log2_data_unit_size = v2->log2_data_unit_size;
+		memcpy(pol->key.id, v2->master_key_identifier,
+		       FSCRYPT_KEY_IDENTIFIER_SIZE);
+		memcpy(pol->nonce, v2->nonce, FSCRYPT_FILE_NONCE_SIZE);
+	}
+	pol->key.version = pol->version;
 	return 0;
 }
 
@@ -112,7 +91,7 @@ errcode_t fscrypt_parse_context(const void *ctx, size_t len,
 size_t fscrypt_encrypted_name_len(const struct fscrypt_policy *pol,
 				  size_t len)
 {
-	size_t pad = 4U << (pol->flags & FLAGS_PAD_MASK);
+	size_t pad = 4U << (pol->flags & FSCRYPT_POLICY_FLAGS_PAD_MASK);
 
 	if (len < FSCRYPT_MIN_NAME_CT)
 		len = FSCRYPT_MIN_NAME_CT;

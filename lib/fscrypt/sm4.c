@@ -92,7 +92,7 @@ static inline uint32_t t_key(uint32_t a)
 	return b ^ rol(b, 13) ^ rol(b, 23);
 }
 
-void sm4_expand_key(const uint8_t key[16], uint32_t rk[32])
+void fscrypt_sm4_expand_key(const uint8_t key[16], uint32_t rk[32])
 {
 	uint32_t k[4], ck, t;
 	int i, j;
@@ -114,8 +114,8 @@ void sm4_expand_key(const uint8_t key[16], uint32_t rk[32])
 }
 
 /* Decryption is encryption with the round keys reversed */
-void sm4_crypt_block(const uint32_t rk[32], const uint8_t in[16],
-		     uint8_t out[16], int enc)
+void fscrypt_sm4_crypt_block(const uint32_t rk[32], const uint8_t in[16],
+			     uint8_t out[16], int enc)
 {
 	uint32_t x[4], t;
 	int i;
@@ -138,7 +138,7 @@ void fscrypt_sm4_encrypt_block(const uint8_t key[16], const uint8_t in[16],
 {
 	uint32_t rk[32];
 
-	sm4_expand_key(key, rk);
-	sm4_crypt_block(rk, in, out, 1);
+	fscrypt_sm4_expand_key(key, rk);
+	fscrypt_sm4_crypt_block(rk, in, out, 1);
 	fscrypt_wipe(rk, sizeof(rk));
 }

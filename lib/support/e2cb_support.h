@@ -82,7 +82,5 @@ extern errcode_t e2cb_write_all(int fd, const void *buf, size_t len,
 				int64_t off);
 extern errcode_t e2cb_pread_all(int fd, void *buf, size_t len, uint64_t pos);
 
-/* mode_name.c: the name of an fscrypt contents or filenames mode */
-extern const char *e2cb_mode_name(int mode);
 
 #endif /* E2CB_SUPPORT_H */

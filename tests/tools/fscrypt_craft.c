@@ -28,6 +28,9 @@
  *   symlink PATH TARGET
  *   fifo PATH
  *   badctx PATH @FILE           a file whose context is invalid
+ *   rawctx PATH @FILE           a file with the policy's context as it
+ *                               is, unchecked and FILE not encrypted:
+ *                               for contexts the libraries may refuse
  *   xattr PATH NAME VALUE       a user.* attribute (NAME without "user.")
  *
  * This file may be redistributed under the terms of the GNU General
@@ -124,6 +127,7 @@ static void make_nonce(uint8_t *nonce)
 	memcpy(nonce, md, 16);
 }
 
+/* @bad: 0 as the policy says, 1 an invalid mode, 2 unchecked (rawctx) */
 static void make_context(uint8_t *ctx, size_t *len, int bad)
 {
 	memset(ctx, 0, 40);
@@ -141,7 +145,7 @@ static void make_context(uint8_t *ctx, size_t *len, int bad)
 		make_nonce(ctx + 24);
 		*len = 40;
 	}
-	if (bad)
+	if (bad == 1)
 		ctx[1] = 3;		/* no such contents mode */
 }
 
@@ -526,11 +530,12 @@ int main(int argc, char **argv)
 			n->path = strdup(a1);
 			parent = split(a1, name, &name_len);
 			make_dir(parent, name, name_len, n);
-		} else if ((!strcmp(cmd, "file") || !strcmp(cmd, "badctx")) &&
-			   a2) {
+		} else if ((!strcmp(cmd, "file") || !strcmp(cmd, "badctx") ||
+			    !strcmp(cmd, "rawctx")) && a2) {
 			parent = split(a1, name, &name_len);
 			write_file(parent, name, name_len, a2,
-				   !strcmp(cmd, "badctx"));
+				   !strcmp(cmd, "badctx") ? 1 :
+				   !strcmp(cmd, "rawctx") ? 2 : 0);
 		} else if (!strcmp(cmd, "symlink") && a2) {
 			parent = split(a1, name, &name_len);
 			len = unescape(a2);

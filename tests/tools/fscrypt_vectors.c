@@ -645,7 +645,6 @@ static const struct combo combos[] = {
 	{ 2, 7, 8, 0x00, 0 }, { 2, 7, 8, 0x01, 9 },
 	{ 2, 1, 4, 0x08, 0 }, { 2, 1, 4, 0x0b, 0 }, { 2, 1, 10, 0x08, 0 },
 	{ 2, 1, 4, 0x10, 0 }, { 2, 1, 4, 0x12, 0 }, { 2, 1, 10, 0x11, 0 },
-	{ 2, 9, 9, 0x08, 0 },
 };
 
 #define BS		4096
@@ -946,6 +945,11 @@ static void refusals(void)
 	make_context(&c, master, 64, nonce, ctx, &ctx_len);
 	check(fscrypt_inode_open(kr, ctx, ctx_len, &p, &fi) ==
 	      FSCRYPT_ET_UNSUPPORTED, "DIRECT_KEY without Adiantum", NULL);
+	/* Linux 6.12's supported_iv_ino_lblk_policy(): AES-256-XTS only */
+	c = (struct combo) { 2, 9, 9, 0x08, 0 };
+	make_context(&c, master, 64, nonce, ctx, &ctx_len);
+	check(fscrypt_inode_open(kr, ctx, ctx_len, &p, &fi) ==
+	      FSCRYPT_ET_UNSUPPORTED, "IV_INO_LBLK_64 with Adiantum", NULL);
 	c = (struct combo) { 2, 1, 4, 0x08, 0 };
 	make_context(&c, master, 64, nonce, ctx, &ctx_len);
 	p.ino = 1ULL << 33;
