@@ -146,10 +146,15 @@ static void print_verified(const char *name, struct e2cb_reader *r)
 	const struct e2cb_trailer *t = e2cb_reader_trailer(r);
 	char uuid[37], when[64], journal[160], salt[E2CB_SALT_STRLEN];
 	time_t created = h->created;
+	struct tm tm;
 
 	e2cb_uuid_string(h->uuid, uuid);
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC",
-		 gmtime(&created));
+	/* a forged header may say a time no calendar holds */
+	if (gmtime_r(&created, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	else
+		snprintf(when, sizeof(when), "at %lld seconds past the epoch",
+			 (long long) h->created);
 	printf("%s: intact: %llu entries, %llu inodes (%llu encrypted), "
 	       "%llu data bytes\n", name, (unsigned long long) t->entries,
 	       (unsigned long long) t->inodes,
