@@ -991,19 +991,128 @@ static void dx_saved_free(struct dx_saved *s)
 		ext2fs_free_mem(&s->buf[--s->count]);
 }
 
+/* The live entries of @leaf with their hashes, sorted as e2fsck would */
+static errcode_t dx_collect_leaf(struct dx_path *p, char *leaf,
+				 struct dx_rec **recs, size_t *count)
+{
+	ext2_filsys fs = p->d.fs;
+	struct ext2_dir_entry *de;
+	unsigned int offset, rec_len, len;
+	size_t size = 0;
+	errcode_t retval;
+
+	for (offset = 0; offset < fs->blocksize; offset += rec_len) {
+		de = (struct ext2_dir_entry *) (leaf + offset);
+		retval = ext2fs_get_rec_len(fs, de, &rec_len);
+		if (retval)
+			return retval;
+		len = ext2fs_dirent_name_len(de);
+		if (rec_len < 8 || offset + rec_len > fs->blocksize ||
+		    (de->inode && rec_len < ext2fs_dir_rec_len(len, 0)))
+			return EXT2_ET_DIR_CORRUPTED;
+		if (!de->inode)
+			continue;
+		if (*count == size) {
+			size = size ? size * 2 : 64;
+			retval = ext2fs_resize_array(sizeof(**recs), *count,
+						     size, recs);
+			if (retval)
+				return retval;
+		}
+		(*recs)[*count].de = de;
+		retval = dx_entry_hash(&p->d, de, rec_len,
+				       &(*recs)[*count].hash,
+				       &(*recs)[*count].minor);
+		if (retval)
+			return retval;
+		(*count)++;
+	}
+	if (*count < 2)
+		return EXT2_ET_DIR_NO_SPACE;
+	qsort(*recs, *count, sizeof(**recs), dx_rec_cmp);
+	return 0;
+}
+
+/*
+ * The kernel's split point: entries move up from the end while more
+ * than half of each still fits in half a block.
+ */
+static size_t dx_split_point(const struct dx_path *p,
+			     const struct dx_rec *recs, size_t count)
+{
+	unsigned int bs = p->d.fs->blocksize, rec_len, total = 0;
+	size_t i, move, split;
+
+	for (i = count, move = 0; i > 0; i--, move++) {
+		rec_len = ext2fs_dir_rec_len(
+				ext2fs_dirent_name_len(recs[i - 1].de),
+				p->d.hash_in_dirent);
+		if (total + rec_len / 2 > bs / 2)
+			break;
+		total += rec_len;
+	}
+	split = i > 1 ? count - move : count / 2;
+	if (split < 1 || split >= count)
+		split = count / 2;
+	return split;
+}
+
+/*
+ * Blocks a split takes: the new leaf, one per full index level, one to
+ * grow the tree (*@grow) when every level is full; 0 when it cannot
+ */
+static int dx_split_needs(struct dx_path *p, int *grow)
+{
+	struct ext2_dx_countlimit *cl;
+	int l, need = 1;
+
+	for (l = p->depth - 1; l >= 0; l--) {
+		cl = dx_countlimit(p, l);
+		if (ext2fs_le16_to_cpu(cl->count) <
+		    ext2fs_le16_to_cpu(cl->limit))
+			break;
+		need++;
+	}
+	*grow = l < 0;
+	if (*grow && (unsigned) p->depth >= p->d.max_depth)
+		return 0;
+	return need;
+}
+
+/* Write the two halves, the new leaf's index entry, and the old leaf */
+static errcode_t dx_write_split(struct dx_path *p, struct dx_rec *recs,
+				size_t count, size_t split, int grow,
+				char *lo, char *hi)
+{
+	__u32 hash2;
+	blk64_t nblk;
+	errcode_t retval;
+
+	hash2 = recs[split].hash | (recs[split - 1].hash == recs[split].hash);
+	retval = dx_take_block(p, &nblk);
+	if (!retval)
+		retval = dx_fill_leaf(&p->d, lo, recs, split);
+	if (!retval)
+		retval = dx_fill_leaf(&p->d, hi, recs + split, count - split);
+	if (!retval)
+		retval = dx_write(&p->d, nblk, hi);
+	if (!retval && grow)
+		retval = dx_grow(p);
+	if (!retval)
+		retval = dx_insert(p, p->depth - 1, hash2, nblk);
+	if (!retval)
+		retval = dx_write(&p->d, p->leaf, lo);
+	return retval;
+}
+
 errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 {
 	struct dx_saved saved;
 	struct dx_path p;
 	struct dx_rec *recs = NULL;
-	struct ext2_dir_entry *de;
-	struct ext2_dx_countlimit *cl;
 	char *leaf = NULL, *lo = NULL, *hi = NULL;
-	size_t count = 0, size = 0, split, move, i;
-	unsigned int offset, rec_len, len, total;
-	blk64_t nblk;
-	__u32 hash2;
-	int l, need, started = 0;
+	size_t count = 0;
+	int need, grow, started = 0;
 	errcode_t retval;
 
 	memset(&saved, 0, sizeof(saved));
@@ -1020,69 +1129,12 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 		retval = dx_read(&p.d, p.leaf, leaf);
 	if (!retval)
 		retval = dx_save(&p, leaf, &saved);
+	if (!retval)
+		retval = dx_collect_leaf(&p, leaf, &recs, &count);
 	if (retval)
 		goto errout;
-
-	for (offset = 0; offset < fs->blocksize; offset += rec_len) {
-		de = (struct ext2_dir_entry *) (leaf + offset);
-		retval = ext2fs_get_rec_len(fs, de, &rec_len);
-		if (retval)
-			goto errout;
-		len = ext2fs_dirent_name_len(de);
-		if (rec_len < 8 || offset + rec_len > fs->blocksize ||
-		    (de->inode && rec_len < ext2fs_dir_rec_len(len, 0))) {
-			retval = EXT2_ET_DIR_CORRUPTED;
-			goto errout;
-		}
-		if (!de->inode)
-			continue;
-		if (count == size) {
-			size = size ? size * 2 : 64;
-			retval = ext2fs_resize_array(sizeof(*recs), count,
-						     size, &recs);
-			if (retval)
-				goto errout;
-		}
-		recs[count].de = de;
-		retval = dx_entry_hash(&p.d, de, rec_len, &recs[count].hash,
-				       &recs[count].minor);
-		if (retval)
-			goto errout;
-		count++;
-	}
-	if (count < 2) {
-		retval = EXT2_ET_DIR_NO_SPACE;
-		goto errout;
-	}
-	qsort(recs, count, sizeof(*recs), dx_rec_cmp);
-
-	/*
-	 * The kernel's split point: entries move up from the end while
-	 * more than half of each still fits in half a block.
-	 */
-	for (i = count, move = 0, total = 0; i > 0; i--, move++) {
-		rec_len = ext2fs_dir_rec_len(
-				ext2fs_dirent_name_len(recs[i - 1].de),
-				p.d.hash_in_dirent);
-		if (total + rec_len / 2 > fs->blocksize / 2)
-			break;
-		total += rec_len;
-	}
-	split = i > 1 ? count - move : count / 2;
-	if (split < 1 || split >= count)
-		split = count / 2;
-	hash2 = recs[split].hash | (recs[split - 1].hash == recs[split].hash);
-
-	/* blocks first: the new leaf, one per full level, one to grow */
-	need = 1;
-	for (l = p.depth - 1; l >= 0; l--) {
-		cl = dx_countlimit(&p, l);
-		if (ext2fs_le16_to_cpu(cl->count) <
-		    ext2fs_le16_to_cpu(cl->limit))
-			break;
-		need++;
-	}
-	if (l < 0 && (unsigned) p.depth >= p.d.max_depth) {
+	need = dx_split_needs(&p, &grow);
+	if (!need) {
 		retval = EXT2_ET_DIR_NO_SPACE;
 		goto errout;
 	}
@@ -1096,19 +1148,8 @@ errcode_t ext2fs_dx_split_leaf(ext2_filsys fs, ext2_ino_t dir, __u32 hash)
 		}
 		p.npool++;
 	}
-	retval = dx_take_block(&p, &nblk);
-	if (!retval)
-		retval = dx_fill_leaf(&p.d, lo, recs, split);
-	if (!retval)
-		retval = dx_fill_leaf(&p.d, hi, recs + split, count - split);
-	if (!retval)
-		retval = dx_write(&p.d, nblk, hi);
-	if (!retval && l < 0)
-		retval = dx_grow(&p);
-	if (!retval)
-		retval = dx_insert(&p, p.depth - 1, hash2, nblk);
-	if (!retval)
-		retval = dx_write(&p.d, p.leaf, lo);
+	retval = dx_write_split(&p, recs, count,
+				dx_split_point(&p, recs, count), grow, lo, hi);
 errout:
 	if (retval && started)
 		dx_restore_saved(&p, &saved);
