@@ -16,6 +16,7 @@
 #define E2CB_RESTORE_H
 
 #include "e2cryptbak.h"
+#include "source.h"
 
 /* A directory of the writing pass, open for its entries */
 struct dir_frame {
@@ -128,10 +129,9 @@ struct taken {
 
 struct restore {
 	const struct e2cb_restore_opts *opts;
-	const char *shown;		/* the archive, for messages */
-	int archive_fd;			/* every pass reads this one */
+	const char *shown;		/* the source, for messages */
+	struct e2cb_source *src;	/* every pass reads this one */
 	ext2_filsys fs;
-	struct e2cb_reader *r;
 	struct plan plan;
 	ext2_ino_t target;
 	int target_new;			/* PATH made by us */
@@ -158,8 +158,8 @@ struct xattr_list {
 
 /* restore.c */
 extern int e2cb_restore_stopped(void);
-extern errcode_t e2cb_restore_open_reader(struct restore *rs,
-					  struct e2cb_reader **r);
+extern int e2cb_restore_source(const struct e2cb_restore_opts *opts,
+			       struct e2cb_source *src);
 
 /* restore_plan.c */
 extern int e2cb_restore_plan(struct restore *rs);

@@ -114,7 +114,7 @@ errcode_t e2cb_restore_fill_regular(struct restore *rs, ext2_ino_t ino,
 		retval = f->small_end ? write_data_proc(e, 0, f->small,
 							f->small_end, rs) : 0;
 	} else {
-		retval = e2cb_reader_data(rs->r, write_data_proc, rs);
+		retval = e2cb_source_data(rs->src, write_data_proc, rs);
 	}
 	if (retval && f->staging)	/* the inode is taken back */
 		ext2fs_extent_fill_drop(f->stager);
@@ -187,7 +187,7 @@ errcode_t e2cb_restore_try_inline(struct restore *rs, ext2_ino_t ino,
 	}
 	memset(f->small, 0, e->rec.size);
 	f->small_end = f->small_covered = 0;
-	retval = e2cb_reader_data(rs->r, small_data_proc, rs);
+	retval = e2cb_source_data(rs->src, small_data_proc, rs);
 	if (retval)
 		return retval;
 	f->small_pending = 1;

@@ -526,13 +526,17 @@ int e2cb_restore_check_room(struct restore *rs)
 }
 
 /* The entry's digest, for the writing pass to match; -1 out of memory */
-static int note_digest(struct plan *p, struct e2cb_reader *r)
+static int note_digest(struct plan *p, struct e2cb_source *src)
 {
+	const uint8_t *d = e2cb_source_entry_digest(src);
+
 	if (e2cb_grow((void **) &p->digest, &p->digest_size, p->entries,
 		       sizeof(*p->digest)))
 		return -1;
-	memcpy(p->digest[p->entries], e2cb_reader_entry_digest(r),
-	       sizeof(*p->digest));
+	if (d)
+		memcpy(p->digest[p->entries], d, sizeof(*p->digest));
+	else
+		memset(p->digest[p->entries], 0, sizeof(*p->digest));
 	p->entries++;
 	return 0;
 }
@@ -606,13 +610,17 @@ static int note_names(struct restore *rs, const struct e2cb_entry *e)
  * One entry of pass one, checked and its needs noted: 0, an exit status
  * (said already), or -1 for damage the reader found in its data.
  */
-static int plan_entry(struct restore *rs, struct e2cb_reader *r,
+static int plan_entry(void *priv, struct e2cb_source *src,
 		      const struct e2cb_entry *e)
 {
+	struct restore *rs = priv;
 	struct plan *p = &rs->plan;
 	int ret;
 
-	if (note_digest(p, r))
+	/* the pass ends; e2cb_restore_plan() sees why */
+	if (e2cb_restore_stopped())
+		return E2CB_EXIT_ERROR;
+	if (note_digest(p, src))
 		goto nomem;
 	ret = strcmp(e->path, ".") ? 0 : check_root_entry(e);
 	if (!ret)
@@ -623,7 +631,7 @@ static int plan_entry(struct restore *rs, struct e2cb_reader *r,
 	note_needs(p, e);
 	if (note_names(rs, e))
 		goto nomem;
-	if (e2cb_reader_data(r, count_data, p))
+	if (e2cb_source_data(src, count_data, p))
 		return -1;
 	return e2cb_restore_check_room(rs);
 nomem:
@@ -638,49 +646,40 @@ nomem:
  */
 int e2cb_restore_plan(struct restore *rs)
 {
+	struct e2cb_sink sink = { .entry = plan_entry, .priv = rs };
 	struct plan *p = &rs->plan;
-	struct e2cb_reader *r = NULL;
-	struct e2cb_entry *e;
+	const uint8_t *d;
 	errcode_t retval;
-	int ret, status = 0;
+	int status;
 
-	retval = e2cb_restore_open_reader(rs, &r);
-	if (retval) {
-		e2cb_reader_close(r);
+	retval = e2cb_source_rewind(rs->src);
+	if (retval)
 		return retval == EXT2_ET_CRYPT_BAD_BLOB ? E2CB_EXIT_DAMAGED :
 			E2CB_EXIT_ERROR;
-	}
-	p->hdr = *e2cb_reader_header(r);
-	memcpy(p->hdr_digest, e2cb_reader_entry_digest(r),
-	       sizeof(p->hdr_digest));
+	p->hdr = *e2cb_source_header(rs->src);
+	d = e2cb_source_entry_digest(rs->src);
+	if (d)
+		memcpy(p->hdr_digest, d, sizeof(p->hdr_digest));
 	p->block_size = p->hdr.block_size;
 	p->time_min = INT64_MAX;
 	p->time_max = INT64_MIN;
-	while (!status && (ret = e2cb_reader_next(r, &e)) == 0 &&
-	       !e2cb_restore_stopped())
-		status = plan_entry(rs, r, e);
-	if (status > 0)
-		goto out;
-	if (status < 0)
-		ret = -1;
-	status = E2CB_EXIT_ERROR;
+	status = e2cb_source_run(rs->src, &sink);
 	if (e2cb_restore_stopped())
-		goto out;
-	if (ret < 0) {
+		return E2CB_EXIT_ERROR;
+	if (status > 0)
+		return status;
+	if (status < 0) {
 		fprintf(stderr, "%s: %s: damaged, nothing restored: %s\n",
-			program_name, rs->shown, e2cb_reader_error(r));
-		status = E2CB_EXIT_DAMAGED;
-		goto out;
+			program_name, rs->shown,
+			e2cb_source_error(rs->src));
+		return E2CB_EXIT_DAMAGED;
 	}
-	retval = e2cb_reader_stream_digest(r, p->stream);
+	retval = e2cb_source_stream_digest(rs->src, p->stream);
 	if (retval) {
 		com_err(program_name, retval, "while reading %s", rs->shown);
-		goto out;
+		return E2CB_EXIT_ERROR;
 	}
-	status = refuse_devices(rs);
-out:
-	e2cb_reader_close(r);
-	return status;
+	return refuse_devices(rs);
 }
 
 void e2cb_restore_plan_free(struct plan *p)
