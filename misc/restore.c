@@ -529,3 +529,48 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	e2cb_source_close(src);
 	return ret;
 }
+
+/* Whether @a and @b name the same file or device (both exist) */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return 0;
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * copy: the image source, walked as backup walks it, into the restore
+ * sink.  Every check of restore applies; the source is read twice,
+ * once for the checks, once for the writes.
+ */
+int e2cb_copy(const struct e2cb_copy_opts *opts)
+{
+	const struct e2cb_trailer *t;
+	struct e2cb_source *src;
+	int ret;
+
+	if (same_file(opts->source, opts->restore.device)) {
+		fprintf(stderr, "%s: refusing to copy: %s and %s are the same "
+			"filesystem\n", program_name, opts->source,
+			opts->restore.device);
+		return E2CB_EXIT_ERROR;
+	}
+	if (e2cb_image_source_open(opts->source, opts->source_path,
+				   opts->stale, &src))
+		return E2CB_EXIT_ERROR;
+	ret = e2cb_restore_source(&opts->restore, src);
+	t = src->ops->trailer(src);
+	if (!ret && t && t->skipped) {
+		fprintf(stderr, "%s: %llu entries of %s were skipped or found "
+			"damaged (see above): the copy is incomplete\n",
+			program_name, (unsigned long long) t->skipped,
+			opts->source);
+		ret = E2CB_EXIT_INCOMPLETE;
+	}
+	e2cb_source_close(src);
+	return ret;
+}
