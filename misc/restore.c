@@ -382,6 +382,7 @@ static int close_target(struct restore *rs)
 {
 	errcode_t retval = 0;
 
+	e2cb_restore_release_fixed(rs);
 	if (rs->fs && rs->writing) {
 		retval = ext2fs_close_free(&rs->fs);
 		if (retval)
@@ -422,6 +423,11 @@ static int write_target(struct restore *rs)
 	int ret;
 
 	rs->writing = 1;
+	if (e2cb_restore_reserve_fixed(rs)) {
+		com_err(program_name, EXT2_ET_NO_MEMORY, "while holding the "
+			"inode numbers to keep");
+		return E2CB_EXIT_ERROR;
+	}
 	/* directories made on the way to PATH count as the root's */
 	e2cb_restore_fault_arm(0);
 	ret = e2cb_restore_prepare_path(rs, 1);

@@ -145,6 +145,8 @@ struct restore {
 	unsigned int unindexed;		/* no index would fit */
 	uint32_t uid, gid, umask;	/* ours, for opts->policy */
 	struct taken taken;		/* blocks of the inode being made */
+	ext2fs_inode_bitmap reserved;	/* fixed numbers held from the
+					 * others until their entry */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -214,6 +216,8 @@ extern errcode_t e2cb_restore_entry_xattrs(struct restore *rs,
 					   struct xattr_list *l);
 extern errcode_t e2cb_restore_write_inode(struct restore *rs, ext2_ino_t ino,
 					  struct ext2_inode_large *inode);
+extern errcode_t e2cb_restore_reserve_fixed(struct restore *rs);
+extern void e2cb_restore_release_fixed(struct restore *rs);
 
 /* restore_data.c */
 extern errcode_t e2cb_restore_fill_regular(struct restore *rs, ext2_ino_t ino,
