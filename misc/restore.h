@@ -67,6 +67,7 @@ struct plan {
 	uint64_t verity_untreed;	/* and without: unencrypted ones */
 	int has_v1;			/* e4crypt's passphrase keys are v1 */
 	int root_encrypted;
+	ext2_ino_t root_ino;		/* the root's, tied by its policy */
 	uint32_t lf_mode;		/* a top-level "lost+found" entry */
 	ext2_ino_t lf_ino;
 	int lf_encrypted;

@@ -135,14 +135,15 @@ errcode_t e2cb_restore_reserve_fixed(struct restore *rs)
 	errcode_t retval;
 	size_t i;
 
-	if (!m->count)
+	if (!m->count && !rs->plan.root_ino)
 		return 0;
 	retval = ext2fs_allocate_inode_bitmap(fs, "inodes held",
 					      &rs->reserved);
 	if (retval)
 		return retval;
-	for (i = 0; i < m->count; i++) {
-		ext2_ino_t ino = m->from[i];
+	for (i = 0; i <= m->count; i++) {
+		ext2_ino_t ino = i < m->count ? m->from[i] :
+				 rs->plan.root_ino;
 
 		if (ino < EXT2_FIRST_INODE(fs->super) ||
 		    ino > fs->super->s_inodes_count ||
@@ -173,9 +174,10 @@ static errcode_t alloc_inode(struct restore *rs, const struct e2cb_entry *e,
 			     ext2_ino_t parent, ext2_ino_t *ino)
 {
 	ext2_filsys fs = rs->fs;
-	int fixed = rs->opts->keep_ino ||
+	/* a directory on the way to PATH ("") has one only for the root */
+	int fixed = e->rec.ino && (rs->opts->keep_ino || !e->path[0] ||
 		    (e->ctx && e2cb_restore_policy_ties_ino(e->ctx,
-							    e->ctx_len));
+							    e->ctx_len)));
 	errcode_t retval;
 
 	if (fixed) {

@@ -546,6 +546,8 @@ static void note_needs(struct plan *p, const struct e2cb_entry *e)
 {
 	if (!strcmp(e->path, ".")) {
 		p->root_encrypted = !!e->ctx;
+		if (e->ctx && e2cb_restore_policy_ties_ino(e->ctx, e->ctx_len))
+			p->root_ino = e->rec.ino;
 	} else if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
 		p->inodes++;
 	}
