@@ -62,6 +62,8 @@ struct name_set {
 struct plan {
 	uint64_t entries, inodes, blocks, dirs, name_bytes;
 	int has_encrypted, has_encrypted_data, has_lblk_policy;
+	int data_bs_bound;		/* ciphertext tied to the block size */
+	uint32_t max_data_unit;		/* the largest one a policy sets */
 	int has_casefold;
 	int has_verity;			/* verity files with their tree */
 	uint64_t verity_untreed;	/* and without: unencrypted ones */
@@ -174,6 +176,8 @@ extern void e2cb_restore_entry_name(const struct e2cb_entry *e,
 				    struct ext4_encrypted_name *n);
 extern int e2cb_restore_has_verity_tree(const struct e2cb_entry *e,
 					uint64_t bs);
+extern uint64_t e2cb_restore_data_end(const struct restore *rs,
+				      const struct e2cb_entry *e);
 extern uint64_t e2cb_restore_name_key(uint64_t dir, const uint8_t *name,
 				      size_t len);
 extern int e2cb_restore_name_set_has(const struct name_set *set,

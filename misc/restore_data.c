@@ -50,17 +50,21 @@ static errcode_t file_write_at(struct fill *f, uint64_t off, const char *buf,
 	return retval;
 }
 
-static errcode_t write_data_proc(const struct e2cb_entry *e
-				 EXT2FS_ATTR((unused)), uint64_t off,
+static errcode_t write_data_proc(const struct e2cb_entry *e, uint64_t off,
 				 const void *buf, size_t len, void *priv)
 {
 	struct restore *rs = priv;
 	struct fill *f = &rs->fill;
+	uint64_t end = e2cb_restore_data_end(rs, e);
 	errcode_t retval;
 
 	/* a file of many GiB stops too; it is taken back whole */
 	if (e2cb_restore_stopped())
 		return EXT2_ET_CANCEL_REQUESTED;
+	if (off >= end)
+		return 0;
+	if (len > end - off)
+		len = end - off;
 	rs->done_bytes += len;
 	/* data going back (never in our archives): block by block then */
 	if (f->staging && off < f->end) {

@@ -76,18 +76,40 @@ void e2cb_restore_entry_name(const struct e2cb_entry *e,
 	memcpy(n->name, comp, n->name_len);
 }
 
-/* Blocks the data will take: each block touched by a data piece */
-static errcode_t count_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
-			    uint64_t off, const void *buf EXT2FS_ATTR((unused)),
+/*
+ * Where an entry's data ends in the target: an encrypted file's last
+ * block holds ciphertext past i_size, whole data units; into smaller
+ * blocks (data units set by the policy, check_target) the blocks past
+ * the one that holds i_size would lie past the end of the file.  A
+ * verity tree lies further on, and is kept whole.
+ */
+uint64_t e2cb_restore_data_end(const struct restore *rs,
+			       const struct e2cb_entry *e)
+{
+	uint64_t bs = rs->fs->blocksize;
+
+	if (!e->ctx || bs >= rs->plan.block_size ||
+	    (e->rec.iflags & EXT4_VERITY_FL))
+		return UINT64_MAX;
+	return (e->rec.size + bs - 1) / bs * bs;
+}
+
+/* Blocks the data will take: each target block touched by a data piece */
+static errcode_t count_data(const struct e2cb_entry *e, uint64_t off,
+			    const void *buf EXT2FS_ATTR((unused)),
 			    size_t len, void *priv)
 {
-	struct plan *p = priv;
+	struct restore *rs = priv;
+	uint64_t bs = rs->fs->blocksize, end = e2cb_restore_data_end(rs, e);
 
 	if (e2cb_restore_stopped())
 		return EXT2_ET_CANCEL_REQUESTED;
+	if (off >= end)
+		return 0;
+	if (len > end - off)
+		len = end - off;
 	if (len)
-		p->blocks += (off + len - 1) / p->block_size -
-			     off / p->block_size + 1;
+		rs->plan.blocks += (off + len - 1) / bs - off / bs + 1;
 	return 0;
 }
 
@@ -541,6 +563,31 @@ static int note_digest(struct plan *p, struct e2cb_source *src)
 	return 0;
 }
 
+/*
+ * Whether an encrypted file's ciphertext holds in another block size:
+ * its IVs count data units, which are the block size's unless the v2
+ * policy sets their size.  IV_INO_LBLK and verity files stay where
+ * they were made.
+ */
+static void note_data_units(struct plan *p, const struct e2cb_entry *e)
+{
+	const struct fscrypt_context_v2 *c = (const void *) e->ctx;
+	uint32_t du;
+
+	p->has_encrypted_data = 1;
+	if (e->ctx_len != FSCRYPT_CONTEXT_V2_SIZE ||
+	    c->version != FSCRYPT_CONTEXT_V2 || !c->log2_data_unit_size ||
+	    c->log2_data_unit_size > 16 ||
+	    e2cb_restore_policy_ties_ino(e->ctx, e->ctx_len) ||
+	    (e->rec.iflags & EXT4_VERITY_FL)) {
+		p->data_bs_bound = 1;
+		return;
+	}
+	du = 1U << c->log2_data_unit_size;
+	if (du > p->max_data_unit)
+		p->max_data_unit = du;
+}
+
 /* What @e asks of the target: inodes, blocks, features */
 static void note_needs(struct plan *p, const struct e2cb_entry *e)
 {
@@ -554,7 +601,7 @@ static void note_needs(struct plan *p, const struct e2cb_entry *e)
 	if (e->ctx) {
 		p->has_encrypted = 1;
 		if (LINUX_S_ISREG(e->rec.mode))
-			p->has_encrypted_data = 1;
+			note_data_units(p, e);
 		if (e2cb_restore_policy_ties_ino(e->ctx, e->ctx_len))
 			p->has_lblk_policy = 1;
 		if (e->ctx[0] == FSCRYPT_CONTEXT_V1)
@@ -633,7 +680,7 @@ static int plan_entry(void *priv, struct e2cb_source *src,
 	note_needs(p, e);
 	if (note_names(rs, e))
 		goto nomem;
-	if (e2cb_source_data(src, count_data, p))
+	if (e2cb_source_data(src, count_data, rs))
 		return -1;
 	return e2cb_restore_check_room(rs);
 nomem:

@@ -243,10 +243,13 @@ int e2cb_restore_preflight(struct restore *rs, const struct e2cb_header *h)
 						   "encrypt does)",
 						   rs->opts->device);
 	}
-	if (p->has_encrypted_data && fs->blocksize != h->block_size) {
+	if (p->has_encrypted_data && fs->blocksize != h->block_size &&
+	    (p->data_bs_bound || p->max_data_unit > fs->blocksize)) {
 		snprintf(msg, sizeof(msg), "the archive's encrypted files "
-			 "were written in %u-byte blocks, the target has "
-			 "%u-byte blocks", h->block_size, fs->blocksize);
+			 "were written in %u-byte %s, the target has "
+			 "%u-byte blocks", p->data_bs_bound ? h->block_size :
+			 p->max_data_unit, p->data_bs_bound ? "blocks" :
+			 "data units", fs->blocksize);
 		return e2cb_restore_refuse("%s", msg);
 	}
 	if (p->has_casefold && (!ext2fs_has_feature_casefold(fs->super) ||
