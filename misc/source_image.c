@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <openssl/evp.h>
 #include <et/com_err.h>
 #include "backup.h"
 #include "source.h"
@@ -46,6 +47,11 @@ struct image_source {
 	size_t count;
 	const struct region_list *rl;
 	char *iobuf;			/* IOBUF_SIZE: preread data */
+	/* what ties a second pass to the first: the records' digests */
+	EVP_MD_CTX *md, *stream;
+	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];	/* the header's, then the
+						 * entry's */
+	int md_failed;
 };
 
 #define IS(src)		((struct image_source *) (src))
@@ -197,6 +203,47 @@ static void ie_set_inline(struct backup *b, const char *data, size_t len)
 	is->inline_len = len;
 }
 
+static void hash_bytes(EVP_MD_CTX *c, const void *p, size_t len)
+{
+	uint8_t n[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		n[i] = (uint64_t) len >> (8 * i);
+	EVP_DigestUpdate(c, n, 8);
+	if (len)
+		EVP_DigestUpdate(c, p, len);
+}
+
+/* SHA-256 of the records, cut to E2CB_ENTRY_DIGEST_LEN */
+static void digest_entry(struct image_source *is)
+{
+	const struct e2cb_entry *e = &is->e;
+	uint8_t rec[E2CB_INODE_REC_SIZE], md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen;
+	EVP_MD_CTX *c = is->md;
+	size_t i;
+
+	if (!EVP_DigestInit_ex(c, EVP_sha256(), NULL)) {
+		is->md_failed = 1;
+		return;
+	}
+	hash_bytes(c, e->path, strlen(e->path));
+	hash_bytes(c, e->linkname, e->linkname ? strlen(e->linkname) : 0);
+	hash_bytes(c, rec, e2cb_encode_inode(&e->rec, rec));
+	hash_bytes(c, e->ctx, e->ctx_len);
+	hash_bytes(c, &e->name, sizeof(e->name));
+	hash_bytes(c, e->xattrs, e->xattrs_len);
+	hash_bytes(c, e->symlink, e->symlink_len);
+	hash_bytes(c, &e->tar_size, sizeof(e->tar_size));
+	for (i = 0; i < is->count; i++)
+		hash_bytes(c, &is->st[i], 2 * sizeof(uint64_t));
+	if (!EVP_DigestFinal_ex(c, md, &mdlen))
+		is->md_failed = 1;
+	memcpy(is->digest, md, sizeof(is->digest));
+	EVP_DigestUpdate(is->stream, is->digest, sizeof(is->digest));
+}
+
 /* The entry goes to the sink, which takes its data (is_data()) */
 static errcode_t ie_send(struct backup *b, const struct region_list *rl)
 {
@@ -205,6 +252,7 @@ static errcode_t ie_send(struct backup *b, const struct region_list *rl)
 	if (is->nomem)
 		return EXT2_ET_NO_MEMORY;
 	is->e.index = is->e.rec.seq = ++is->sent;
+	digest_entry(is);
 	is->rl = rl;
 	is->status = is->sink->entry(is->sink->priv, &is->s, &is->e);
 	is->rl = NULL;
@@ -288,9 +336,41 @@ static errcode_t is_data(struct e2cb_source *src, e2cb_data_func func,
 	return 0;
 }
 
-static errcode_t is_rewind(struct e2cb_source *src EXT2FS_ATTR((unused)))
+/* Each pass walks from the root; the header's digest comes first */
+static errcode_t is_rewind(struct e2cb_source *src)
 {
-	return 0;		/* each pass walks from the root */
+	struct image_source *is = IS(src);
+	uint8_t h[E2CB_HEADER_FIXED + sizeof(is->hdr.source_path)];
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen;
+
+	if (!EVP_DigestInit_ex(is->stream, EVP_sha256(), NULL) ||
+	    !EVP_Digest(h, e2cb_encode_header(&is->hdr, h, sizeof(h)), md,
+			&mdlen, EVP_sha256(), NULL))
+		return EXT2_ET_NO_MEMORY;
+	memcpy(is->digest, md, sizeof(is->digest));
+	EVP_DigestUpdate(is->stream, is->digest, sizeof(is->digest));
+	is->md_failed = 0;
+	return 0;
+}
+
+static const uint8_t *is_entry_digest(struct e2cb_source *src)
+{
+	return IS(src)->digest;
+}
+
+/* Of the records handed out in the pass (not of the data) */
+static errcode_t is_stream_digest(struct e2cb_source *src,
+				  uint8_t out[E2CB_STREAM_DIGEST_LEN])
+{
+	struct image_source *is = IS(src);
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen;
+
+	if (is->md_failed || !EVP_DigestFinal_ex(is->stream, md, &mdlen))
+		return EXT2_ET_NO_MEMORY;
+	memcpy(out, md, E2CB_STREAM_DIGEST_LEN);
+	return 0;
 }
 
 static int is_run(struct e2cb_source *src, const struct e2cb_sink *k)
@@ -334,6 +414,8 @@ static void is_close(struct e2cb_source *src)
 	struct image_source *is = IS(src);
 
 	e2cb_backup_free(&is->b);
+	EVP_MD_CTX_free(is->md);
+	EVP_MD_CTX_free(is->stream);
 	free(is->xattrs);
 	free(is->iobuf);
 	free(is);
@@ -345,8 +427,8 @@ static const struct e2cb_source_ops image_source_ops = {
 	.data = is_data,
 	.header = is_header,
 	.trailer = is_trailer,
-	.entry_digest = NULL,	/* one process reads the image read-only */
-	.stream_digest = NULL,
+	.entry_digest = is_entry_digest,
+	.stream_digest = is_stream_digest,
 	.error = is_error,
 	.close = is_close,
 };
@@ -371,7 +453,9 @@ errcode_t e2cb_image_source_open(const char *device, const char *path,
 	is->b.ops = &entry_ops;
 	e2cb_ino_map_init_paths(&is->b.links);
 	is->iobuf = malloc(IOBUF_SIZE);
-	if (!is->iobuf) {
+	is->md = EVP_MD_CTX_new();
+	is->stream = EVP_MD_CTX_new();
+	if (!is->iobuf || !is->md || !is->stream) {
 		retval = EXT2_ET_NO_MEMORY;
 		goto errout;
 	}
