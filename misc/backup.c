@@ -127,6 +127,14 @@ static errcode_t read_entry(struct backup *b, ext2_ino_t ino,
 	return retval;
 }
 
+static errcode_t walk_data(void *priv, uint64_t off, const void *buf,
+			   size_t len)
+{
+	struct backup *b = priv;
+
+	return b->ops->data(b, off, buf, len);
+}
+
 /*
  * Hand the entry to the writer, and the data it could not keep after
  * it.  An error of the writer was reported there.
@@ -144,10 +152,11 @@ static errcode_t send_entry(struct backup *b, ext2_ino_t ino,
 		b->data_bytes += EXT2_I_SIZE(inode);
 	for (i = 0; i < rl->count; i++)
 		b->data_bytes += rl->r[i].len;
-	fatal = e2cb_writer_send(b->w);
-	if (!fatal && has_data && !b->preread)
-		fatal = e2cb_backup_write_data(b, rl);
-	if (fatal && fatal != EXT2_ET_SHORT_WRITE)
+	fatal = b->ops->send(b, rl);
+	if (!fatal && has_data && !b->preread && b->ops->data)
+		fatal = e2cb_backup_read_data(b, rl, walk_data, b);
+	if (fatal && fatal != EXT2_ET_SHORT_WRITE &&
+	    fatal != EXT2_ET_CANCEL_REQUESTED)
 		com_err(program_name, fatal,
 			"while reading the data of inode %u (%s)",
 			ino, entry_path(b));
@@ -174,15 +183,14 @@ static errcode_t write_inode(struct backup *b, ext2_ino_t ino,
 
 	memset(&rl, 0, sizeof(rl));
 	fill_inode_rec(b, ino, inode, &r);
-	fatal = e2cb_writer_begin(b->w, entry_path(b), &r,
-				  data_need(b, inode));
+	fatal = b->ops->begin(b, entry_path(b), &r, data_need(b, inode));
 	if (fatal)
 		return fatal;
 	if (multi)
 		first = e2cb_ino_map_path(&b->links, ino);
 	if (first) {
 		/* a further name: tar hard link, data stays at the first */
-		e2cb_writer_hardlink(b->w, first);
+		b->ops->hardlink(b, first);
 		retval = e2cb_backup_crypt_records(b, ino, inode, c,
 						   parent_enc);
 		if (retval) {
@@ -454,8 +462,8 @@ static void set_journal_state(struct e2cb_header *h,
 	}
 }
 
-static errcode_t write_header(struct backup *b, const char *src_path,
-			      ext2_ino_t root)
+static void fill_header(struct backup *b, const char *src_path,
+			ext2_ino_t root, struct e2cb_header *hp)
 {
 	struct ext2_super_block *sb = b->fs->super;
 	struct e2cb_header h;
@@ -483,20 +491,18 @@ static errcode_t write_header(struct backup *b, const char *src_path,
 		h.source_path_len = strlen(src_path);
 	if (h.source_path_len == strlen(src_path))
 		memcpy(h.source_path, src_path, h.source_path_len);
-	return e2cb_writer_header(b->w, &h);
+	*hp = h;
 }
 
-static errcode_t write_trailer(struct backup *b)
+/* What a pass counted, as the trailer says it */
+void e2cb_backup_counts(const struct backup *b, struct e2cb_trailer *t)
 {
-	struct e2cb_trailer t;
-
-	memset(&t, 0, sizeof(t));
-	t.entries = b->entries;
-	t.inodes = b->inodes;
-	t.encrypted = b->encrypted;
-	t.data_bytes = b->data_bytes;
-	t.skipped = b->skipped;
-	return e2cb_writer_trailer(b->w, &t);
+	memset(t, 0, sizeof(*t));
+	t->entries = b->entries;
+	t->inodes = b->inodes;
+	t->encrypted = b->encrypted;
+	t->data_bytes = b->data_bytes;
+	t->skipped = b->skipped;
 }
 
 /*
@@ -593,13 +599,17 @@ static errcode_t find_root(struct backup *b, const char *src_path,
 	return retval;
 }
 
-static errcode_t backup_walk(struct backup *b, const char *src_path)
+/*
+ * Find the root of the walk and make the header of it; every pass
+ * (e2cb_backup_pass()) walks from that root.
+ */
+errcode_t e2cb_backup_start(struct backup *b, const char *src_path,
+			    struct e2cb_header *h)
 {
-	ext2_ino_t root;
 	errcode_t retval;
 
 	e2cb_readahead_inode_tables(b->fs);
-	retval = find_root(b, src_path, &root);
+	retval = find_root(b, src_path, &b->root);
 	if (retval) {
 		com_err(program_name, retval, "while looking up %s",
 			src_path);
@@ -609,18 +619,46 @@ static errcode_t backup_walk(struct backup *b, const char *src_path)
 					      &b->dirs_seen);
 	if (retval)
 		return retval;
-	if (root == EXT2_ROOT_INO && !b->only_ino)
+	if (b->root == EXT2_ROOT_INO && !b->only_ino)
 		b->inodes_total = inodes_in_tree(b->fs);
-	retval = write_header(b, src_path, root);
-	if (retval)
-		return retval;
-	retval = backup_one(b, root, NULL, 0, 0);
-	if (retval)
-		return retval;
-	return write_trailer(b);
+	fill_header(b, src_path, b->root, h);
+	return 0;
 }
 
-static void backup_free(struct backup *b)
+/* One walk from the root; a pass after the first sees the same */
+errcode_t e2cb_backup_pass(struct backup *b)
+{
+	errcode_t retval;
+
+	ext2fs_clear_inode_bitmap(b->dirs_seen);
+	e2cb_ino_map_free(&b->links);
+	e2cb_ino_map_init_paths(&b->links);
+	e2cb_path_cut(&b->path, 0);
+	b->entries = b->inodes = b->encrypted = b->data_bytes = 0;
+	b->skipped = 0;
+	b->only_done = 0;
+	retval = backup_one(b, b->root, NULL, 0, 0);
+	return retval;
+}
+
+static errcode_t backup_walk(struct backup *b, const char *src_path)
+{
+	struct e2cb_header h;
+	struct e2cb_trailer t;
+	errcode_t retval;
+
+	retval = e2cb_backup_start(b, src_path, &h);
+	if (!retval)
+		retval = b->ops->header(b, &h);
+	if (!retval)
+		retval = e2cb_backup_pass(b);
+	if (retval)
+		return retval;
+	e2cb_backup_counts(b, &t);
+	return b->ops->trailer(b, &t);
+}
+
+void e2cb_backup_free(struct backup *b)
 {
 	e2cb_writer_close(b->w, 0);
 	e2cb_readahead_stop(b->ra);
@@ -651,6 +689,96 @@ static void print_summary(const struct e2cb_backup_opts *opts,
 			(unsigned long long) b->skipped);
 }
 
+/* Backup's end of the walk: the archive writer, call for call */
+static errcode_t w_header(struct backup *b, const struct e2cb_header *h)
+{
+	return e2cb_writer_header(b->w, h);
+}
+
+static errcode_t w_begin(struct backup *b, const char *path,
+			 const struct e2cb_inode_rec *r, uint64_t need)
+{
+	return e2cb_writer_begin(b->w, path, r, need);
+}
+
+static void w_hardlink(struct backup *b, const char *first)
+{
+	e2cb_writer_hardlink(b->w, first);
+}
+
+static errcode_t w_add_context(struct backup *b, const void *ctx,
+			       size_t ctx_len)
+{
+	return e2cb_writer_add_context(b->w, ctx, ctx_len);
+}
+
+static errcode_t w_add_name(struct backup *b,
+			    const struct ext4_encrypted_name *name,
+			    const void *ctx, size_t ctx_len)
+{
+	return e2cb_writer_add_name(b->w, name, ctx, ctx_len);
+}
+
+static void w_add_xattrs(struct backup *b, uint8_t *rec, size_t len)
+{
+	e2cb_writer_add_xattrs(b->w, rec, len);
+}
+
+static errcode_t w_add_symlink(struct backup *b, uint8_t *target,
+			       size_t len, int encrypted)
+{
+	return e2cb_writer_add_symlink(b->w, target, len, encrypted);
+}
+
+static char *w_data_buf(struct backup *b, uint64_t len)
+{
+	return e2cb_writer_data_buf(b->w, len);
+}
+
+static void w_set_stretches(struct backup *b, uint64_t tar_size,
+			    const struct e2cb_stretch *st, size_t count)
+{
+	e2cb_writer_set_stretches(b->w, tar_size, st, count);
+}
+
+static void w_set_inline(struct backup *b, const char *data, size_t len)
+{
+	e2cb_writer_set_inline(b->w, data, len);
+}
+
+static errcode_t w_send(struct backup *b,
+			const struct region_list *rl EXT2FS_ATTR((unused)))
+{
+	return e2cb_writer_send(b->w);
+}
+
+static errcode_t w_data(struct backup *b, uint64_t off, const void *buf,
+			size_t len)
+{
+	return e2cb_writer_data(b->w, off, buf, len);
+}
+
+static errcode_t w_trailer(struct backup *b, const struct e2cb_trailer *t)
+{
+	return e2cb_writer_trailer(b->w, t);
+}
+
+static const struct e2cb_walk_ops writer_ops = {
+	.header = w_header,
+	.begin = w_begin,
+	.hardlink = w_hardlink,
+	.add_context = w_add_context,
+	.add_name = w_add_name,
+	.add_xattrs = w_add_xattrs,
+	.add_symlink = w_add_symlink,
+	.data_buf = w_data_buf,
+	.set_stretches = w_set_stretches,
+	.set_inline = w_set_inline,
+	.send = w_send,
+	.data = w_data,
+	.trailer = w_trailer,
+};
+
 int e2cb_backup(const struct e2cb_backup_opts *opts)
 {
 	struct backup b;
@@ -660,13 +788,14 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 
 	memset(&b, 0, sizeof(b));
 	e2cb_ino_map_init_paths(&b.links);
+	b.ops = &writer_ops;
 	b.progress = opts->progress;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (e2cb_open_source(opts->device, opts->stale, &b.replay, &b.fs))
 		return E2CB_EXIT_ERROR;
 	retval = e2cb_writer_open(opts->output, opts->compress, &b.w);
 	if (!b.w) {
-		backup_free(&b);
+		e2cb_backup_free(&b);
 		return E2CB_EXIT_ERROR;
 	}
 	/* a subtree may be a small part: its blocks are read as needed */
@@ -684,7 +813,7 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 	if (ok)
 		print_summary(opts, &b, (t1.tv_sec - t0.tv_sec) +
 			      (t1.tv_nsec - t0.tv_nsec) / 1e9);
-	backup_free(&b);
+	e2cb_backup_free(&b);
 	if (!ok)
 		return E2CB_EXIT_ERROR;
 	return b.skipped ? E2CB_EXIT_INCOMPLETE : E2CB_EXIT_OK;

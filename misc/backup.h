@@ -14,11 +14,48 @@
 
 #define IOBUF_SIZE	E2CB_WRITER_BUF
 
-/* The walk of the image; the archive is the writer's */
+struct backup;
+struct region_list;
+
+/*
+ * Where the walk's entries go, in the shape of the writer's calls
+ * (archive.h): backup's is the archive writer (backup.c), the image
+ * source's makes struct e2cb_entry of them (source_image.c).  One
+ * walk, two ends; the writer keeps its own calls, and so backup's
+ * archives stay as they were, byte for byte.
+ */
+struct e2cb_walk_ops {
+	errcode_t (*header)(struct backup *b, const struct e2cb_header *h);
+	errcode_t (*begin)(struct backup *b, const char *path,
+			   const struct e2cb_inode_rec *r, uint64_t need);
+	void (*hardlink)(struct backup *b, const char *first);
+	errcode_t (*add_context)(struct backup *b, const void *ctx,
+				 size_t ctx_len);
+	errcode_t (*add_name)(struct backup *b,
+			      const struct ext4_encrypted_name *name,
+			      const void *ctx, size_t ctx_len);
+	void (*add_xattrs)(struct backup *b, uint8_t *rec, size_t len);
+	errcode_t (*add_symlink)(struct backup *b, uint8_t *target,
+				 size_t len, int encrypted);
+	char *(*data_buf)(struct backup *b, uint64_t len);
+	void (*set_stretches)(struct backup *b, uint64_t tar_size,
+			      const struct e2cb_stretch *st, size_t count);
+	void (*set_inline)(struct backup *b, const char *data, size_t len);
+	/* EXT2_ET_CANCEL_REQUESTED: the end stopped the walk, said why */
+	errcode_t (*send)(struct backup *b, const struct region_list *rl);
+	/* data not kept by data_buf, after send; NULL: send took it */
+	errcode_t (*data)(struct backup *b, uint64_t off, const void *buf,
+			  size_t len);
+	errcode_t (*trailer)(struct backup *b, const struct e2cb_trailer *t);
+};
+
+/* The walk of the image; where its entries go is ops' */
 struct backup {
 	ext2_filsys fs;
 	struct ext2fs_replay_stats replay;	/* what opening it replayed */
-	struct e2cb_writer *w;
+	const struct e2cb_walk_ops *ops;
+	struct e2cb_writer *w;			/* backup's */
+	void *out;				/* the image source's */
 	ext2fs_inode_bitmap dirs_seen;
 	struct e2cb_ino_map links;	/* hard-linked inode -> first path */
 	uint64_t entries, inodes, encrypted, data_bytes, skipped;
@@ -34,6 +71,7 @@ struct backup {
 	struct ext4_encrypted_name only_name;	/* name_len 0: any name */
 	int only_done;
 	struct e2cb_readahead *ra;
+	ext2_ino_t root;		/* of the walk */
 };
 
 /* A child of the directory being walked, copied out of its block */
@@ -73,7 +111,18 @@ extern errcode_t e2cb_backup_prepare_data(struct backup *b, ext2_ino_t ino,
 					  struct region_list *rl,
 					  char **inline_buf,
 					  size_t *inline_len);
-extern errcode_t e2cb_backup_write_data(struct backup *b,
-					const struct region_list *rl);
+typedef errcode_t (*e2cb_walk_data_func)(void *priv, uint64_t off,
+					 const void *buf, size_t len);
+extern errcode_t e2cb_backup_read_data(struct backup *b,
+				       const struct region_list *rl,
+				       e2cb_walk_data_func func, void *priv);
+
+/* backup.c: the walk, for the image source */
+extern errcode_t e2cb_backup_start(struct backup *b, const char *src_path,
+				   struct e2cb_header *h);
+extern errcode_t e2cb_backup_pass(struct backup *b);
+extern void e2cb_backup_counts(const struct backup *b,
+			       struct e2cb_trailer *t);
+extern void e2cb_backup_free(struct backup *b);
 
 #endif /* E2CB_BACKUP_H */

@@ -97,7 +97,7 @@ static errcode_t preread_data(struct backup *b, const struct region_list *rl)
 	b->preread = 0;
 	for (i = 0; i < rl->count; i++)
 		total += (rl->r[i].len + bs - 1) / bs * bs;
-	b->iobuf = e2cb_writer_data_buf(b->w, total);
+	b->iobuf = b->ops->data_buf(b, total);
 	for (i = 0; i < rl->count; i++) {
 		r = &rl->r[i];
 		for (done = 0; done < r->len; done += n) {
@@ -157,10 +157,11 @@ static void fetch_blocks(struct backup *b, const struct e2cb_stretch *r,
 
 /*
  * The data of the entry just sent, too large to be kept from
- * preread_data(): read again, a buffer at a time.
+ * preread_data(): read again, a buffer at a time, for @func.
  */
-errcode_t e2cb_backup_write_data(struct backup *b,
-				 const struct region_list *rl)
+errcode_t e2cb_backup_read_data(struct backup *b,
+				const struct region_list *rl,
+				e2cb_walk_data_func func, void *priv)
 {
 	unsigned int bs = b->fs->blocksize;
 	const struct e2cb_stretch *r;
@@ -175,8 +176,7 @@ errcode_t e2cb_backup_write_data(struct backup *b,
 			if (n > IOBUF_SIZE)
 				n = IOBUF_SIZE;
 			fetch_blocks(b, r, done, (n + bs - 1) / bs);
-			retval = e2cb_writer_data(b->w, r->off + done,
-						  b->iobuf, n);
+			retval = func(priv, r->off + done, b->iobuf, n);
 			if (retval)
 				return retval;
 		}
@@ -274,13 +274,13 @@ errcode_t e2cb_backup_prepare_data(struct backup *b, ext2_ino_t ino,
 		retval = preread_data(b, rl);
 		if (retval)
 			return retval;
-		e2cb_writer_set_stretches(b->w, tar_size, rl->r, rl->count);
+		b->ops->set_stretches(b, tar_size, rl->r, rl->count);
 		return 0;
 	}
 	retval = read_inline(b, ino, inode, inline_buf, inline_len);
 	if (retval)
 		return retval;
-	e2cb_writer_set_inline(b->w, *inline_buf, *inline_len);
+	b->ops->set_inline(b, *inline_buf, *inline_len);
 	return 0;
 }
 
@@ -322,7 +322,7 @@ errcode_t e2cb_backup_xattrs(struct backup *b, ext2_ino_t ino,
 		retval = xc.retval;
 	/* e2cb_xattr_buf_add() leaves room for the seal */
 	if (!retval && xc.xb.len)
-		e2cb_writer_add_xattrs(b->w, xc.xb.buf, xc.xb.len);
+		b->ops->add_xattrs(b, xc.xb.buf, xc.xb.len);
 	free(xc.xb.buf);
 	return retval;
 }
@@ -390,7 +390,7 @@ errcode_t e2cb_backup_symlink(struct backup *b, ext2_ino_t ino,
 		return retval;
 	if (!encrypted && memchr(target, 0, len))
 		return EXT2_ET_INODE_CORRUPTED;
-	return e2cb_writer_add_symlink(b->w, (uint8_t *) target, len,
+	return b->ops->add_symlink(b, (uint8_t *) target, len,
 				       encrypted);
 }
 
@@ -409,7 +409,7 @@ errcode_t e2cb_backup_crypt_records(struct backup *b, ext2_ino_t ino,
 						       sizeof(ctx), &ctx_len);
 		if (retval)
 			return retval;
-		retval = e2cb_writer_add_context(b->w, ctx, ctx_len);
+		retval = b->ops->add_context(b, ctx, ctx_len);
 		if (retval)
 			return retval;
 	}
@@ -418,5 +418,5 @@ errcode_t e2cb_backup_crypt_records(struct backup *b, ext2_ino_t ino,
 	/* a directory in an encrypted directory is always encrypted */
 	if (LINUX_S_ISDIR(inode->i_mode) && !ctx_len)
 		return EXT2_ET_CRYPT_NO_CONTEXT;
-	return e2cb_writer_add_name(b->w, &c->name, ctx, ctx_len);
+	return b->ops->add_name(b, &c->name, ctx, ctx_len);
 }

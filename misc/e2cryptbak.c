@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 #include "fscrypt/fscrypt.h"
@@ -42,6 +43,9 @@ static void usage(FILE *f)
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
 "                [--enable-encrypt] [--keep-pw-salt] [POLICY]\n"
 "                ARCHIVE|- DEVICE [PATH]\n"
+"       %s copy [-p] [-z UNDO_FILE] [--stale] [--keep-inode-numbers]\n"
+"                [--set-uuid] [--enable-encrypt] [--keep-pw-salt]\n"
+"                SRC_DEVICE [PATH] DST_DEVICE [DST_PATH]\n"
 "       %s list [-l [--fscrypt-dir DIR ...]] ARCHIVE|-\n"
 "       %s list -k KEYFILE [-k ...] [--passphrase-file F] [--stale]\n"
 "                [--protector NAME|ID [--protector-key F]\n"
@@ -62,6 +66,9 @@ static void usage(FILE *f)
 "         its encrypted files as ciphertext: no key needed\n"
 "restore  write an archive into an unmounted ext4 filesystem (at PATH);\n"
 "         the owners' keys open the restored files: no key needed\n"
+"copy     copy an unmounted ext4 filesystem (or the subtree PATH) into\n"
+"         another (at DST_PATH), encrypted files as they are: no key, no\n"
+"         archive\n"
 "list     list an archive; encrypted names appear as base64url, and\n"
 "         with keys (-k) beside their plaintext\n"
 "verify   check every checksum of an archive\n"
@@ -69,6 +76,7 @@ static void usage(FILE *f)
 "         into DIR with the owners' keys: no kernel, mount or root\n""         (-O: the data of its files to standard output)\n"
 "\n"
 "See e2cryptbak(8).\n", program_name, program_name, program_name,
+		program_name,
 		program_name, program_name, program_name, program_name);
 }
 
@@ -203,6 +211,103 @@ static int cmd_restore(int argc, char **argv)
 	if (optind + 2 < argc)
 		opts.path = argv[optind + 2];
 	return e2cb_restore(&opts);
+}
+
+/* Whether @name is what a filesystem can be in: a file or a device */
+static int is_device_arg(const char *name)
+{
+	struct stat st;
+
+	return !stat(name, &st) && (S_ISREG(st.st_mode) ||
+				    S_ISBLK(st.st_mode));
+}
+
+/*
+ * SRC_DEVICE [PATH] DST_DEVICE [DST_PATH]: with three arguments the
+ * middle one is DST_DEVICE if it is a file or device and the last one
+ * is not, PATH the other way round.
+ */
+static int copy_args(struct e2cb_copy_opts *o, int argc, char **argv)
+{
+	int mid_dev, last_dev;
+
+	if (argc < 2 || argc > 4)
+		return usage_error("copy needs a SRC_DEVICE, a DST_DEVICE and "
+				   "at most a PATH in each");
+	o->source = argv[0];
+	if (argc == 2 || argc == 4) {
+		if (argc == 4)
+			o->source_path = argv[1];
+		o->restore.device = argv[argc / 2];
+		if (argc == 4)
+			o->restore.path = argv[3];
+		return 0;
+	}
+	mid_dev = is_device_arg(argv[1]);
+	last_dev = is_device_arg(argv[2]);
+	if (mid_dev == last_dev)
+		return usage_error("copy: which of the last two arguments is "
+				   "DST_DEVICE?  Give all four: SRC_DEVICE "
+				   "PATH DST_DEVICE DST_PATH");
+	if (mid_dev) {
+		o->restore.device = argv[1];
+		o->restore.path = argv[2];
+	} else {
+		o->source_path = argv[1];
+		o->restore.device = argv[2];
+	}
+	return 0;
+}
+
+static int cmd_copy(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "stale", no_argument, NULL, OPT_STALE },
+		{ "keep-inode-numbers", no_argument, NULL, 'K' },
+		{ "set-uuid", no_argument, NULL, 'U' },
+		{ "enable-encrypt", no_argument, NULL, 'E' },
+		{ "keep-pw-salt", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct e2cb_copy_opts opts;
+	struct e2cb_restore_opts *r = &opts.restore;
+	int c, ret;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.source_path = "/";
+	r->path = "/";
+	while ((c = getopt_long(argc, argv, "pz:", longopts, NULL)) != EOF) {
+		switch (c) {
+		case OPT_STALE:
+			opts.stale = 1;
+			break;
+		case 'p':
+			r->progress = 1;
+			break;
+		case 'z':
+			r->undo_file = optarg;
+			break;
+		case 'K':
+			r->keep_ino = 1;
+			break;
+		case 'U':
+			r->set_uuid = 1;
+			break;
+		case 'E':
+			r->add_encrypt = 1;
+			break;
+		case 'S':
+			r->keep_pw_salt = 1;
+			break;
+		default:
+			return usage_error(NULL);
+		}
+	}
+	ret = copy_args(&opts, argc - optind, argv + optind);
+	if (ret)
+		return ret;
+	r->archive = opts.source;
+	return e2cb_copy(&opts);
 }
 
 /*
@@ -453,6 +558,7 @@ static int run_command(int argc, char **argv)
 	} cmds[] = {
 		{ "backup", cmd_backup },
 		{ "restore", cmd_restore },
+		{ "copy", cmd_copy },
 		{ "list", cmd_list },
 		{ "verify", cmd_verify },
 		{ "extract", cmd_extract },

@@ -57,6 +57,14 @@ struct e2cb_restore_opts {
 	unsigned int policy;		/* E2CB_NO_* */
 };
 
+/* copy: the image source into restore's sink, no archive between */
+struct e2cb_copy_opts {
+	struct e2cb_restore_opts restore;	/* DST_DEVICE, DST_PATH */
+	const char *source;		/* SRC_DEVICE */
+	const char *source_path;	/* PATH, default "/" */
+	int stale;			/* do not replay its journal */
+};
+
 struct e2cb_extract_opts {
 	const char *source;		/* archive, "-", or ext4 device/image */
 	const char *dir;		/* -C, default "." */
@@ -81,6 +89,7 @@ struct e2cb_extract_opts {
 
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
 extern int e2cb_restore(const struct e2cb_restore_opts *opts);
+extern int e2cb_copy(const struct e2cb_copy_opts *opts);
 extern int e2cb_list(const char *archive_name, int long_format,
 		     const char *const *fscrypt_dirs, int nfscrypt_dirs);
 extern int e2cb_verify(const char *archive_name);

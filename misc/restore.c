@@ -83,98 +83,6 @@ static void die_of_signal(void)
 }
 
 /*
- * Each pass reads the one descriptor from its start, hashing what it
- * reads: the writing pass acts only on what the first pass checked.
- */
-errcode_t e2cb_restore_open_reader(struct restore *rs, struct e2cb_reader **r)
-{
-	errcode_t retval;
-
-	*r = NULL;
-	if (lseek(rs->archive_fd, 0, SEEK_SET) < 0) {
-		retval = errno;
-		com_err(program_name, retval, "while rewinding %s",
-			rs->shown);
-		return retval;
-	}
-	retval = e2cb_reader_open_fd(rs->archive_fd,
-				     E2CB_READ_DATA | E2CB_READ_HASH, r);
-	if (retval)
-		fprintf(stderr, "%s: %s: %s\n", program_name, rs->shown,
-			e2cb_reader_error(*r));
-	return retval;
-}
-
-/*
- * A pipe cannot be read twice: keep what @in gives (standard input, a
- * FIFO, a device) in a deleted file.
- */
-static int spool(int in, const char *shown)
-{
-	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char tmpl[4096], buf[65536];
-	errcode_t err;
-	ssize_t n;
-	int fd;
-
-	snprintf(tmpl, sizeof(tmpl), "%s/e2cryptbak-XXXXXX", dir);
-	fd = mkstemp(tmpl);
-	if (fd < 0) {
-		com_err(program_name, errno, "while creating a file in %s "
-			"to hold %s", dir, shown);
-		return -1;
-	}
-	unlink(tmpl);
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		err = n < 0 ? errno : e2cb_write_all(fd, buf, n, -1);
-		if (err) {
-			com_err(program_name, err, "while copying %s to %s",
-				shown, dir);
-			close(fd);
-			return -1;
-		}
-	}
-	return fd;
-}
-
-/*
- * The archive, opened once: its name is not looked at again, so what
- * is renamed over it later does not matter.  What is not a regular file
- * is read once, into a spool.
- */
-static int open_archive(struct restore *rs)
-{
-	const char *name = rs->opts->archive;
-	struct stat st;
-	int fd = 0, sfd;
-
-	if (strcmp(name, "-")) {
-		fd = open(name, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			com_err(program_name, errno, "while opening %s", name);
-			return -1;
-		}
-	}
-	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
-		com_err(program_name, S_ISDIR(st.st_mode) ? EISDIR : errno,
-			"while opening %s", rs->shown);
-		goto errout;
-	}
-	if (fd && S_ISREG(st.st_mode))
-		return fd;
-	sfd = spool(fd, rs->shown);
-	if (fd)
-		close(fd);
-	return sfd;
-errout:
-	if (fd)
-		close(fd);
-	return -1;
-}
-
-/*
  * EXT2_FLAG_EXCLUSIVE keeps a second writer off a block device only; an
  * image file takes a lock, held until the filesystem is closed.  Backup,
  * extract and list look for it (e2cb_check_source), however they reach
@@ -369,11 +277,12 @@ static int changed(struct restore *rs, const char *why)
 
 static int same_entry(struct restore *rs)
 {
+	const uint8_t *d = e2cb_source_entry_digest(rs->src);
 	uint64_t i = rs->done_entries;
 
 	return i < rs->plan.entries &&
-	       !memcmp(rs->plan.digest[i], e2cb_reader_entry_digest(rs->r),
-		       sizeof(*rs->plan.digest));
+	       (!d || !memcmp(rs->plan.digest[i], d,
+			      sizeof(*rs->plan.digest)));
 }
 
 /* At the end of the writing pass: the stream was the one checked */
@@ -382,7 +291,7 @@ static int same_stream(struct restore *rs)
 	uint8_t got[E2CB_STREAM_DIGEST_LEN];
 	errcode_t retval;
 
-	retval = e2cb_reader_stream_digest(rs->r, got);
+	retval = e2cb_source_stream_digest(rs->src, got);
 	if (retval) {
 		com_err(program_name, retval, "while reading %s", rs->shown);
 		return E2CB_EXIT_ERROR;
@@ -393,47 +302,69 @@ static int same_stream(struct restore *rs)
 	return 0;
 }
 
-/* Pass two: the archive, checked once already, goes in. */
+/* What the writing pass was at, for its messages */
+struct write_pass {
+	struct restore *rs;
+	const struct e2cb_entry *e;
+	errcode_t retval;
+	time_t last;
+};
+
+/* One entry of pass two: 1 to stop, with wp->retval or a signal */
+static int write_one(void *priv, struct e2cb_source *src EXT2FS_ATTR((unused)),
+		     const struct e2cb_entry *e)
+{
+	struct write_pass *wp = priv;
+	struct restore *rs = wp->rs;
+
+	if (stop_signal)
+		return 1;
+	wp->e = e;
+	if (!same_entry(rs))
+		return changed(rs, e->path);
+	e2cb_restore_fault_arm(rs->done_entries);
+	wp->retval = e2cb_restore_entry(rs, e);
+	e2cb_restore_fault_arm(-1);
+	if (wp->retval)
+		return 1;
+	rs->done_entries++;
+	show_progress(rs, &wp->last, 0);
+	return 0;
+}
+
+/* Pass two: the stream, checked once already, goes in. */
 static int write_entries(struct restore *rs)
 {
-	struct e2cb_entry *e = NULL;
-	time_t last = 0;
-	errcode_t retval = 0;
-	int ret = 0;
+	struct write_pass wp = { .rs = rs };
+	struct e2cb_sink sink = { .entry = write_one, .priv = &wp };
+	const uint8_t *d;
+	int ret;
 
-	if (e2cb_restore_open_reader(rs, &rs->r))
+	if (e2cb_source_rewind(rs->src))
 		return E2CB_EXIT_ERROR;
 	/* adjust_features() wrote what the checked header asked */
-	if (memcmp(rs->plan.hdr_digest, e2cb_reader_entry_digest(rs->r),
-		   sizeof(rs->plan.hdr_digest)))
+	d = e2cb_source_entry_digest(rs->src);
+	if (d && memcmp(rs->plan.hdr_digest, d, sizeof(rs->plan.hdr_digest)))
 		return changed(rs, "its header");
-	while (!stop_signal && (ret = e2cb_reader_next(rs->r, &e)) == 0) {
-		if (!same_entry(rs))
-			return changed(rs, e->path);
+	ret = e2cb_source_run(rs->src, &sink);
+	if (!ret && !stop_signal) {
+		wp.e = NULL;
 		e2cb_restore_fault_arm(rs->done_entries);
-		retval = e2cb_restore_entry(rs, e);
-		e2cb_restore_fault_arm(-1);
-		if (retval)
-			break;
-		rs->done_entries++;
-		show_progress(rs, &last, 0);
-	}
-	if (!retval && ret > 0 && !stop_signal) {
-		e = NULL;
-		e2cb_restore_fault_arm(rs->done_entries);
-		retval = e2cb_restore_close_dirs(rs, 0);
+		wp.retval = e2cb_restore_close_dirs(rs, 0);
 		e2cb_restore_fault_arm(-1);
 	}
-	show_progress(rs, &last, 1);
+	show_progress(rs, &wp.last, 1);
 	if (stop_signal)
 		return E2CB_EXIT_ERROR;
-	if (ret < 0)
-		return changed(rs, e2cb_reader_error(rs->r));
-	if (retval) {
-		com_err(program_name, retval, "while restoring %s",
-			e ? e->path : "the last directories");
+	if (ret == E2CB_SOURCE_FAILED)
+		return changed(rs, e2cb_source_error(rs->src));
+	if (wp.retval) {
+		com_err(program_name, wp.retval, "while restoring %s",
+			wp.e ? wp.e->path : "the last directories");
 		return E2CB_EXIT_ERROR;
 	}
+	if (ret)
+		return ret;
 	return same_stream(rs);
 }
 
@@ -444,7 +375,6 @@ static void restore_free(struct restore *rs)
 	e2cb_restore_fill_free(&rs->fill);
 	ext2fs_ea_share_free(rs->ea_share);
 	free(rs->taken.r);
-	e2cb_reader_close(rs->r);
 }
 
 /* The target as it stands: flushed only if something was written */
@@ -452,6 +382,7 @@ static int close_target(struct restore *rs)
 {
 	errcode_t retval = 0;
 
+	e2cb_restore_release_fixed(rs);
 	if (rs->fs && rs->writing) {
 		retval = ext2fs_close_free(&rs->fs);
 		if (retval)
@@ -492,6 +423,11 @@ static int write_target(struct restore *rs)
 	int ret;
 
 	rs->writing = 1;
+	if (e2cb_restore_reserve_fixed(rs)) {
+		com_err(program_name, EXT2_ET_NO_MEMORY, "while holding the "
+			"inode numbers to keep");
+		return E2CB_EXIT_ERROR;
+	}
 	/* directories made on the way to PATH count as the root's */
 	e2cb_restore_fault_arm(0);
 	ret = e2cb_restore_prepare_path(rs, 1);
@@ -518,8 +454,9 @@ static void report(struct restore *rs, int ret)
 			opts->undo_file ? "; e2undo rolls it back with " : "",
 			opts->undo_file ? opts->undo_file : "");
 	else
-		printf("%s: restored %llu entries (%llu inodes) from %s\n",
-		       opts->device, (unsigned long long) rs->done_entries,
+		printf("%s: %s %llu entries (%llu inodes) from %s\n",
+		       opts->device, rs->src->archive ? "restored" : "copied",
+		       (unsigned long long) rs->done_entries,
 		       (unsigned long long) rs->plan.inodes, rs->shown);
 	if (rs->unindexed)
 		printf("%s: %u director%s left unindexed: too large for "
@@ -537,7 +474,12 @@ static void report(struct restore *rs, int ret)
 		       "ies", EXT2_LINK_MAX - 2);
 }
 
-int e2cb_restore(const struct e2cb_restore_opts *opts)
+/*
+ * The restore sink: @src, checked whole against the target, written
+ * into it.  The caller closes @src, unless a signal stopped us.
+ */
+int e2cb_restore_source(const struct e2cb_restore_opts *opts,
+			struct e2cb_source *src)
 {
 	struct restore rs;
 	int ret;
@@ -545,17 +487,12 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 	memset(&rs, 0, sizeof(rs));
 	e2cb_ino_map_init(&rs.plan.linked, sizeof(struct link_info));
 	rs.opts = opts;
-	rs.shown = strcmp(opts->archive, "-") ? opts->archive :
-		   "standard input";
+	rs.src = src;
+	rs.shown = src->shown;
 	rs.lock_fd = -1;
 	rs.uid = geteuid();
 	rs.gid = getegid();
 	rs.umask = e2cb_get_umask();
-	/* until the target is open a signal just kills us: the spool is
-	 * a deleted file */
-	rs.archive_fd = open_archive(&rs);
-	if (rs.archive_fd < 0)
-		return E2CB_EXIT_ERROR;
 	catch_signals();
 	if (open_target(&rs)) {
 		ret = E2CB_EXIT_ERROR;
@@ -573,8 +510,8 @@ out:
 	restore_free(&rs);
 	if (close_target(&rs))
 		ret = E2CB_EXIT_ERROR;
-	close(rs.archive_fd);
 	if (stop_signal) {
+		e2cb_source_close(src);
 		if (!rs.writing)
 			fprintf(stderr, "%s: stopped by %s before the first "
 				"write; %s is unchanged\n", program_name,
@@ -582,5 +519,64 @@ out:
 		die_of_signal();
 	}
 	release_signals();
+	return ret;
+}
+
+int e2cb_restore(const struct e2cb_restore_opts *opts)
+{
+	struct e2cb_source *src;
+	int ret;
+
+	/* until the target is open a signal just kills us: the spool is
+	 * a deleted file */
+	if (e2cb_archive_source_open(opts->archive, &src))
+		return E2CB_EXIT_ERROR;
+	ret = e2cb_restore_source(opts, src);
+	e2cb_source_close(src);
+	return ret;
+}
+
+/* Whether @a and @b name the same file or device (both exist) */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return 0;
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * copy: the image source, walked as backup walks it, into the restore
+ * sink.  Every check of restore applies; the source is read twice,
+ * once for the checks, once for the writes.
+ */
+int e2cb_copy(const struct e2cb_copy_opts *opts)
+{
+	const struct e2cb_trailer *t;
+	struct e2cb_source *src;
+	int ret;
+
+	if (same_file(opts->source, opts->restore.device)) {
+		fprintf(stderr, "%s: refusing to copy: %s and %s are the same "
+			"filesystem\n", program_name, opts->source,
+			opts->restore.device);
+		return E2CB_EXIT_ERROR;
+	}
+	if (e2cb_image_source_open(opts->source, opts->source_path,
+				   opts->stale, &src))
+		return E2CB_EXIT_ERROR;
+	ret = e2cb_restore_source(&opts->restore, src);
+	t = src->ops->trailer(src);
+	if (!ret && t && t->skipped) {
+		fprintf(stderr, "%s: %llu entries of %s were skipped or found "
+			"damaged (see above): the copy is incomplete\n",
+			program_name, (unsigned long long) t->skipped,
+			opts->source);
+		ret = E2CB_EXIT_INCOMPLETE;
+	}
+	e2cb_source_close(src);
 	return ret;
 }

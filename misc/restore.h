@@ -16,6 +16,7 @@
 #define E2CB_RESTORE_H
 
 #include "e2cryptbak.h"
+#include "source.h"
 
 /* A directory of the writing pass, open for its entries */
 struct dir_frame {
@@ -61,11 +62,14 @@ struct name_set {
 struct plan {
 	uint64_t entries, inodes, blocks, dirs, name_bytes;
 	int has_encrypted, has_encrypted_data, has_lblk_policy;
+	int data_bs_bound;		/* ciphertext tied to the block size */
+	uint32_t max_data_unit;		/* the largest one a policy sets */
 	int has_casefold;
 	int has_verity;			/* verity files with their tree */
 	uint64_t verity_untreed;	/* and without: unencrypted ones */
 	int has_v1;			/* e4crypt's passphrase keys are v1 */
 	int root_encrypted;
+	ext2_ino_t root_ino;		/* the root's, tied by its policy */
 	uint32_t lf_mode;		/* a top-level "lost+found" entry */
 	ext2_ino_t lf_ino;
 	int lf_encrypted;
@@ -128,10 +132,9 @@ struct taken {
 
 struct restore {
 	const struct e2cb_restore_opts *opts;
-	const char *shown;		/* the archive, for messages */
-	int archive_fd;			/* every pass reads this one */
+	const char *shown;		/* the source, for messages */
+	struct e2cb_source *src;	/* every pass reads this one */
 	ext2_filsys fs;
-	struct e2cb_reader *r;
 	struct plan plan;
 	ext2_ino_t target;
 	int target_new;			/* PATH made by us */
@@ -145,6 +148,8 @@ struct restore {
 	unsigned int unindexed;		/* no index would fit */
 	uint32_t uid, gid, umask;	/* ours, for opts->policy */
 	struct taken taken;		/* blocks of the inode being made */
+	ext2fs_inode_bitmap reserved;	/* fixed numbers held from the
+					 * others until their entry */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
 };
@@ -158,8 +163,8 @@ struct xattr_list {
 
 /* restore.c */
 extern int e2cb_restore_stopped(void);
-extern errcode_t e2cb_restore_open_reader(struct restore *rs,
-					  struct e2cb_reader **r);
+extern int e2cb_restore_source(const struct e2cb_restore_opts *opts,
+			       struct e2cb_source *src);
 
 /* restore_plan.c */
 extern int e2cb_restore_plan(struct restore *rs);
@@ -171,6 +176,8 @@ extern void e2cb_restore_entry_name(const struct e2cb_entry *e,
 				    struct ext4_encrypted_name *n);
 extern int e2cb_restore_has_verity_tree(const struct e2cb_entry *e,
 					uint64_t bs);
+extern uint64_t e2cb_restore_data_end(const struct restore *rs,
+				      const struct e2cb_entry *e);
 extern uint64_t e2cb_restore_name_key(uint64_t dir, const uint8_t *name,
 				      size_t len);
 extern int e2cb_restore_name_set_has(const struct name_set *set,
@@ -214,6 +221,8 @@ extern errcode_t e2cb_restore_entry_xattrs(struct restore *rs,
 					   struct xattr_list *l);
 extern errcode_t e2cb_restore_write_inode(struct restore *rs, ext2_ino_t ino,
 					  struct ext2_inode_large *inode);
+extern errcode_t e2cb_restore_reserve_fixed(struct restore *rs);
+extern void e2cb_restore_release_fixed(struct restore *rs);
 
 /* restore_data.c */
 extern errcode_t e2cb_restore_fill_regular(struct restore *rs, ext2_ino_t ino,

@@ -50,17 +50,21 @@ static errcode_t file_write_at(struct fill *f, uint64_t off, const char *buf,
 	return retval;
 }
 
-static errcode_t write_data_proc(const struct e2cb_entry *e
-				 EXT2FS_ATTR((unused)), uint64_t off,
+static errcode_t write_data_proc(const struct e2cb_entry *e, uint64_t off,
 				 const void *buf, size_t len, void *priv)
 {
 	struct restore *rs = priv;
 	struct fill *f = &rs->fill;
+	uint64_t end = e2cb_restore_data_end(rs, e);
 	errcode_t retval;
 
 	/* a file of many GiB stops too; it is taken back whole */
 	if (e2cb_restore_stopped())
 		return EXT2_ET_CANCEL_REQUESTED;
+	if (off >= end)
+		return 0;
+	if (len > end - off)
+		len = end - off;
 	rs->done_bytes += len;
 	/* data going back (never in our archives): block by block then */
 	if (f->staging && off < f->end) {
@@ -114,7 +118,7 @@ errcode_t e2cb_restore_fill_regular(struct restore *rs, ext2_ino_t ino,
 		retval = f->small_end ? write_data_proc(e, 0, f->small,
 							f->small_end, rs) : 0;
 	} else {
-		retval = e2cb_reader_data(rs->r, write_data_proc, rs);
+		retval = e2cb_source_data(rs->src, write_data_proc, rs);
 	}
 	if (retval && f->staging)	/* the inode is taken back */
 		ext2fs_extent_fill_drop(f->stager);
@@ -187,7 +191,7 @@ errcode_t e2cb_restore_try_inline(struct restore *rs, ext2_ino_t ino,
 	}
 	memset(f->small, 0, e->rec.size);
 	f->small_end = f->small_covered = 0;
-	retval = e2cb_reader_data(rs->r, small_data_proc, rs);
+	retval = e2cb_source_data(rs->src, small_data_proc, rs);
 	if (retval)
 		return retval;
 	f->small_pending = 1;

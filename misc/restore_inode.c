@@ -121,17 +121,72 @@ void e2cb_restore_apply_rec(struct restore *rs, struct ext2_inode_large *inode,
 		inode->i_projid = r->projid;
 }
 
+/*
+ * The inode numbers that must be kept are held in the inode bitmap from
+ * the start of the writing pass, each until its entry takes it: an
+ * inode allocated before (a directory made on the way to PATH, an
+ * unencrypted one) would take it otherwise.  Only numbers free then
+ * are held, and what is left is let go before the bitmap is written.
+ */
+errcode_t e2cb_restore_reserve_fixed(struct restore *rs)
+{
+	const struct ino_map *m = &rs->plan.fixed;
+	ext2_filsys fs = rs->fs;
+	errcode_t retval;
+	size_t i;
+
+	if (!m->count && !rs->plan.root_ino)
+		return 0;
+	retval = ext2fs_allocate_inode_bitmap(fs, "inodes held",
+					      &rs->reserved);
+	if (retval)
+		return retval;
+	for (i = 0; i <= m->count; i++) {
+		ext2_ino_t ino = i < m->count ? m->from[i] :
+				 rs->plan.root_ino;
+
+		if (ino < EXT2_FIRST_INODE(fs->super) ||
+		    ino > fs->super->s_inodes_count ||
+		    ext2fs_test_inode_bitmap2(fs->inode_map, ino))
+			continue;
+		ext2fs_mark_inode_bitmap2(rs->reserved, ino);
+		ext2fs_mark_inode_bitmap2(fs->inode_map, ino);
+	}
+	return 0;
+}
+
+/* What is still held goes back to the free inodes */
+void e2cb_restore_release_fixed(struct restore *rs)
+{
+	ext2_filsys fs = rs->fs;
+	ext2_ino_t ino;
+
+	if (!rs->reserved)
+		return;
+	for (ino = 1; fs && ino <= fs->super->s_inodes_count; ino++)
+		if (ext2fs_fast_test_inode_bitmap2(rs->reserved, ino))
+			ext2fs_unmark_inode_bitmap2(fs->inode_map, ino);
+	ext2fs_free_inode_bitmap(rs->reserved);
+	rs->reserved = NULL;
+}
+
 static errcode_t alloc_inode(struct restore *rs, const struct e2cb_entry *e,
 			     ext2_ino_t parent, ext2_ino_t *ino)
 {
 	ext2_filsys fs = rs->fs;
-	int fixed = rs->opts->keep_ino ||
+	/* a directory on the way to PATH ("") has one only for the root */
+	int fixed = e->rec.ino && (rs->opts->keep_ino || !e->path[0] ||
 		    (e->ctx && e2cb_restore_policy_ties_ino(e->ctx,
-							    e->ctx_len));
+							    e->ctx_len)));
 	errcode_t retval;
 
 	if (fixed) {
 		*ino = e->rec.ino;
+		if (rs->reserved && *ino <= fs->super->s_inodes_count &&
+		    ext2fs_test_inode_bitmap2(rs->reserved, *ino)) {
+			ext2fs_unmark_inode_bitmap2(rs->reserved, *ino);
+			ext2fs_unmark_inode_bitmap2(fs->inode_map, *ino);
+		}
 		if (*ino < EXT2_FIRST_INODE(fs->super) ||
 		    *ino > fs->super->s_inodes_count ||
 		    ext2fs_test_inode_bitmap2(fs->inode_map, *ino))

@@ -76,18 +76,40 @@ void e2cb_restore_entry_name(const struct e2cb_entry *e,
 	memcpy(n->name, comp, n->name_len);
 }
 
-/* Blocks the data will take: each block touched by a data piece */
-static errcode_t count_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
-			    uint64_t off, const void *buf EXT2FS_ATTR((unused)),
+/*
+ * Where an entry's data ends in the target: an encrypted file's last
+ * block holds ciphertext past i_size, whole data units; into smaller
+ * blocks (data units set by the policy, check_target) the blocks past
+ * the one that holds i_size would lie past the end of the file.  A
+ * verity tree lies further on, and is kept whole.
+ */
+uint64_t e2cb_restore_data_end(const struct restore *rs,
+			       const struct e2cb_entry *e)
+{
+	uint64_t bs = rs->fs->blocksize;
+
+	if (!e->ctx || bs >= rs->plan.block_size ||
+	    (e->rec.iflags & EXT4_VERITY_FL))
+		return UINT64_MAX;
+	return (e->rec.size + bs - 1) / bs * bs;
+}
+
+/* Blocks the data will take: each target block touched by a data piece */
+static errcode_t count_data(const struct e2cb_entry *e, uint64_t off,
+			    const void *buf EXT2FS_ATTR((unused)),
 			    size_t len, void *priv)
 {
-	struct plan *p = priv;
+	struct restore *rs = priv;
+	uint64_t bs = rs->fs->blocksize, end = e2cb_restore_data_end(rs, e);
 
 	if (e2cb_restore_stopped())
 		return EXT2_ET_CANCEL_REQUESTED;
+	if (off >= end)
+		return 0;
+	if (len > end - off)
+		len = end - off;
 	if (len)
-		p->blocks += (off + len - 1) / p->block_size -
-			     off / p->block_size + 1;
+		rs->plan.blocks += (off + len - 1) / bs - off / bs + 1;
 	return 0;
 }
 
@@ -514,15 +536,44 @@ int e2cb_restore_check_room(struct restore *rs)
 }
 
 /* The entry's digest, for the writing pass to match; -1 out of memory */
-static int note_digest(struct plan *p, struct e2cb_reader *r)
+static int note_digest(struct plan *p, struct e2cb_source *src)
 {
+	const uint8_t *d = e2cb_source_entry_digest(src);
+
 	if (e2cb_grow((void **) &p->digest, &p->digest_size, p->entries,
 		       sizeof(*p->digest)))
 		return -1;
-	memcpy(p->digest[p->entries], e2cb_reader_entry_digest(r),
-	       sizeof(*p->digest));
+	if (d)
+		memcpy(p->digest[p->entries], d, sizeof(*p->digest));
+	else
+		memset(p->digest[p->entries], 0, sizeof(*p->digest));
 	p->entries++;
 	return 0;
+}
+
+/*
+ * Whether an encrypted file's ciphertext holds in another block size:
+ * its IVs count data units, which are the block size's unless the v2
+ * policy sets their size.  IV_INO_LBLK and verity files stay where
+ * they were made.
+ */
+static void note_data_units(struct plan *p, const struct e2cb_entry *e)
+{
+	const struct fscrypt_context_v2 *c = (const void *) e->ctx;
+	uint32_t du;
+
+	p->has_encrypted_data = 1;
+	if (e->ctx_len != FSCRYPT_CONTEXT_V2_SIZE ||
+	    c->version != FSCRYPT_CONTEXT_V2 || !c->log2_data_unit_size ||
+	    c->log2_data_unit_size > 16 ||
+	    e2cb_restore_policy_ties_ino(e->ctx, e->ctx_len) ||
+	    (e->rec.iflags & EXT4_VERITY_FL)) {
+		p->data_bs_bound = 1;
+		return;
+	}
+	du = 1U << c->log2_data_unit_size;
+	if (du > p->max_data_unit)
+		p->max_data_unit = du;
 }
 
 /* What @e asks of the target: inodes, blocks, features */
@@ -530,13 +581,15 @@ static void note_needs(struct plan *p, const struct e2cb_entry *e)
 {
 	if (!strcmp(e->path, ".")) {
 		p->root_encrypted = !!e->ctx;
+		if (e->ctx && e2cb_restore_policy_ties_ino(e->ctx, e->ctx_len))
+			p->root_ino = e->rec.ino;
 	} else if (!(e->rec.rflags & E2CB_IF_HARDLINK)) {
 		p->inodes++;
 	}
 	if (e->ctx) {
 		p->has_encrypted = 1;
 		if (LINUX_S_ISREG(e->rec.mode))
-			p->has_encrypted_data = 1;
+			note_data_units(p, e);
 		if (e2cb_restore_policy_ties_ino(e->ctx, e->ctx_len))
 			p->has_lblk_policy = 1;
 		if (e->ctx[0] == FSCRYPT_CONTEXT_V1)
@@ -594,13 +647,17 @@ static int note_names(struct restore *rs, const struct e2cb_entry *e)
  * One entry of pass one, checked and its needs noted: 0, an exit status
  * (said already), or -1 for damage the reader found in its data.
  */
-static int plan_entry(struct restore *rs, struct e2cb_reader *r,
+static int plan_entry(void *priv, struct e2cb_source *src,
 		      const struct e2cb_entry *e)
 {
+	struct restore *rs = priv;
 	struct plan *p = &rs->plan;
 	int ret;
 
-	if (note_digest(p, r))
+	/* the pass ends; e2cb_restore_plan() sees why */
+	if (e2cb_restore_stopped())
+		return E2CB_EXIT_ERROR;
+	if (note_digest(p, src))
 		goto nomem;
 	ret = strcmp(e->path, ".") ? 0 : check_root_entry(e);
 	if (!ret)
@@ -611,7 +668,7 @@ static int plan_entry(struct restore *rs, struct e2cb_reader *r,
 	note_needs(p, e);
 	if (note_names(rs, e))
 		goto nomem;
-	if (e2cb_reader_data(r, count_data, p))
+	if (e2cb_source_data(src, count_data, rs))
 		return -1;
 	return e2cb_restore_check_room(rs);
 nomem:
@@ -626,49 +683,40 @@ nomem:
  */
 int e2cb_restore_plan(struct restore *rs)
 {
+	struct e2cb_sink sink = { .entry = plan_entry, .priv = rs };
 	struct plan *p = &rs->plan;
-	struct e2cb_reader *r = NULL;
-	struct e2cb_entry *e;
+	const uint8_t *d;
 	errcode_t retval;
-	int ret, status = 0;
+	int status;
 
-	retval = e2cb_restore_open_reader(rs, &r);
-	if (retval) {
-		e2cb_reader_close(r);
+	retval = e2cb_source_rewind(rs->src);
+	if (retval)
 		return retval == EXT2_ET_CRYPT_BAD_BLOB ? E2CB_EXIT_DAMAGED :
 			E2CB_EXIT_ERROR;
-	}
-	p->hdr = *e2cb_reader_header(r);
-	memcpy(p->hdr_digest, e2cb_reader_entry_digest(r),
-	       sizeof(p->hdr_digest));
+	p->hdr = *e2cb_source_header(rs->src);
+	d = e2cb_source_entry_digest(rs->src);
+	if (d)
+		memcpy(p->hdr_digest, d, sizeof(p->hdr_digest));
 	p->block_size = p->hdr.block_size;
 	p->time_min = INT64_MAX;
 	p->time_max = INT64_MIN;
-	while (!status && (ret = e2cb_reader_next(r, &e)) == 0 &&
-	       !e2cb_restore_stopped())
-		status = plan_entry(rs, r, e);
-	if (status > 0)
-		goto out;
-	if (status < 0)
-		ret = -1;
-	status = E2CB_EXIT_ERROR;
+	status = e2cb_source_run(rs->src, &sink);
 	if (e2cb_restore_stopped())
-		goto out;
-	if (ret < 0) {
+		return E2CB_EXIT_ERROR;
+	if (status > 0)
+		return status;
+	if (status < 0) {
 		fprintf(stderr, "%s: %s: damaged, nothing restored: %s\n",
-			program_name, rs->shown, e2cb_reader_error(r));
-		status = E2CB_EXIT_DAMAGED;
-		goto out;
+			program_name, rs->shown,
+			e2cb_source_error(rs->src));
+		return E2CB_EXIT_DAMAGED;
 	}
-	retval = e2cb_reader_stream_digest(r, p->stream);
+	retval = e2cb_source_stream_digest(rs->src, p->stream);
 	if (retval) {
 		com_err(program_name, retval, "while reading %s", rs->shown);
-		goto out;
+		return E2CB_EXIT_ERROR;
 	}
-	status = refuse_devices(rs);
-out:
-	e2cb_reader_close(r);
-	return status;
+	return refuse_devices(rs);
 }
 
 void e2cb_restore_plan_free(struct plan *p)

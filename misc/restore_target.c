@@ -243,10 +243,13 @@ int e2cb_restore_preflight(struct restore *rs, const struct e2cb_header *h)
 						   "encrypt does)",
 						   rs->opts->device);
 	}
-	if (p->has_encrypted_data && fs->blocksize != h->block_size) {
+	if (p->has_encrypted_data && fs->blocksize != h->block_size &&
+	    (p->data_bs_bound || p->max_data_unit > fs->blocksize)) {
 		snprintf(msg, sizeof(msg), "the archive's encrypted files "
-			 "were written in %u-byte blocks, the target has "
-			 "%u-byte blocks", h->block_size, fs->blocksize);
+			 "were written in %u-byte %s, the target has "
+			 "%u-byte blocks", p->data_bs_bound ? h->block_size :
+			 p->max_data_unit, p->data_bs_bound ? "blocks" :
+			 "data units", fs->blocksize);
 		return e2cb_restore_refuse("%s", msg);
 	}
 	if (p->has_casefold && (!ext2fs_has_feature_casefold(fs->super) ||
@@ -290,9 +293,13 @@ static int is_empty_dir(ext2_filsys fs, ext2_ino_t dir)
 	return others == 0;
 }
 
-/* Make a plain directory on the way to PATH (owned by root, 0755). */
+/*
+ * Make a plain directory on the way to PATH (owned by root, 0755); PATH
+ * itself, @last, gets the number of a root whose policy ties it.
+ */
 static errcode_t make_path_dir(struct restore *rs, ext2_ino_t parent,
-			       const char *name, size_t len, ext2_ino_t *ino)
+			       const char *name, size_t len, int last,
+			       ext2_ino_t *ino)
 {
 	struct e2cb_entry e;
 	struct dir_frame frame;
@@ -303,6 +310,8 @@ static errcode_t make_path_dir(struct restore *rs, ext2_ino_t parent,
 	memset(&e, 0, sizeof(e));
 	e.path = "";
 	e.rec.mode = LINUX_S_IFDIR | 0755;
+	if (last)
+		e.rec.ino = rs->plan.root_ino;
 	e.rec.atime.sec = e.rec.mtime.sec = e.rec.ctime.sec = now;
 	memset(&n, 0, sizeof(n));
 	n.name_len = len;
@@ -363,6 +372,7 @@ int e2cb_restore_prepare_path(struct restore *rs, int create)
 			rs->target_new = 1;
 			missing = !create;
 			retval = create ? make_path_dir(rs, ino, p, end - p,
+							!end[strspn(end, "/")],
 							&next) : 0;
 		} else if (!retval) {
 			rs->target_new = 0;
@@ -505,6 +515,30 @@ static int check_top_name(struct restore *rs, const struct name_set *set,
 	return refuse_name(rs->opts->path, top);
 }
 
+/*
+ * An encrypted root whose policy ties its names to its inode number
+ * (IV_INO_LBLK) goes into a PATH of that number: one restore makes, the
+ * number free, or an empty one that has it.
+ */
+static int check_root_ino(struct restore *rs)
+{
+	ext2_ino_t ino = rs->plan.root_ino;
+	ext2_filsys fs = rs->fs;
+	char msg[160];
+
+	if (!ino || (!rs->target_new && rs->target == ino))
+		return 0;
+	if (rs->target_new && ino >= EXT2_FIRST_INODE(fs->super) &&
+	    ino <= fs->super->s_inodes_count &&
+	    !ext2fs_test_inode_bitmap2(fs->inode_map, ino))
+		return 0;
+	snprintf(msg, sizeof(msg), "the archive's root is encrypted with an "
+		 "IV_INO_LBLK policy, which ties its names to its inode "
+		 "number %u: %s must be new and inode %u free", ino,
+		 rs->opts->path, ino);
+	return e2cb_restore_refuse("%s", msg);
+}
+
 /* Names at PATH must be free, lost+found at the root excepted. */
 int e2cb_restore_check_collisions(struct restore *rs)
 {
@@ -526,7 +560,7 @@ int e2cb_restore_check_collisions(struct restore *rs)
 						   "to take the archive's "
 						   "encrypted root",
 						   rs->opts->path);
-		return 0;
+		return check_root_ino(rs);
 	}
 	/* a directory still to be made holds nothing */
 	if (rs->target_new || !p->ntop)

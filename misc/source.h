@@ -1,0 +1,137 @@
+/*
+ * source.h --- e2cryptbak's stream of entries: sources, and the sinks
+ * that consume them (issue 20)
+ *
+ * A source yields entries (struct e2cb_entry) in archive order: each
+ * directory before what it holds, a hard link's first name first.  It
+ * is push-style: e2cb_source_run() walks the source from its start and
+ * hands each entry to the sink, whose entry() may take the entry's data
+ * with e2cb_source_data() before it returns.  Running it again is the
+ * rewind: a second pass sees the same entries.  Push-style because the
+ * image walk recurses (backup.c); a pull interface would need the walk
+ * turned inside out, for no gain to the sinks we have.
+ *
+ * Who checks what:
+ *  - the archive source (source_archive.c) is the reader: every check
+ *    of reader*.c applies, and it says the data matches its sums;
+ *  - the image source (source_image.c) is backup's walk: what the
+ *    image holds that cannot be archived is reported and skipped there,
+ *    as backup does, and counted in the trailer;
+ *  - the sink checks what it needs of the entries against itself:
+ *    restore's first pass checks the whole stream against the target
+ *    before its second pass writes.
+ * Nothing here assumes libext2fs: a mounted filesystem's source will
+ * yield the same entries.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#ifndef E2CB_SOURCE_H
+#define E2CB_SOURCE_H
+
+#include <string.h>
+#include "archive.h"
+
+struct e2cb_source;
+
+/* e2cb_source_run(): the source failed; its error() says why */
+#define E2CB_SOURCE_FAILED	(-1)
+
+struct e2cb_sink {
+	/*
+	 * Each entry, valid until it returns.  0 goes on; anything else
+	 * (positive: an exit status) ends the pass, returned by run.
+	 */
+	int (*entry)(void *priv, struct e2cb_source *src,
+		     const struct e2cb_entry *e);
+	void *priv;
+};
+
+struct e2cb_source_ops {
+	/* Start a pass from the beginning; the header is there after */
+	errcode_t (*rewind)(struct e2cb_source *s);
+	/* The entries of the pass, to the end; see E2CB_SOURCE_FAILED */
+	int (*run)(struct e2cb_source *s, const struct e2cb_sink *k);
+	/* The data of the entry being handed out, stretch by stretch */
+	errcode_t (*data)(struct e2cb_source *s, e2cb_data_func func,
+			  void *priv);
+	const struct e2cb_header *(*header)(struct e2cb_source *s);
+	/* After a pass: what it counted (NULL: none) */
+	const struct e2cb_trailer *(*trailer)(struct e2cb_source *s);
+	/*
+	 * What ties a second pass to the first: a digest of the entry
+	 * handed out (of the header before the first entry), and of the
+	 * whole stream after the pass.  NULL, or an error: none to give.
+	 */
+	const uint8_t *(*entry_digest)(struct e2cb_source *s);
+	errcode_t (*stream_digest)(struct e2cb_source *s,
+				   uint8_t out[E2CB_STREAM_DIGEST_LEN]);
+	const char *(*error)(struct e2cb_source *s);
+	void (*close)(struct e2cb_source *s);
+};
+
+struct e2cb_source {
+	const struct e2cb_source_ops *ops;
+	const char *shown;		/* for messages */
+	int archive;			/* holds what an archive may say */
+};
+
+static inline errcode_t e2cb_source_rewind(struct e2cb_source *s)
+{
+	return s->ops->rewind(s);
+}
+
+static inline int e2cb_source_run(struct e2cb_source *s,
+				  const struct e2cb_sink *k)
+{
+	return s->ops->run(s, k);
+}
+
+static inline errcode_t e2cb_source_data(struct e2cb_source *s,
+					 e2cb_data_func func, void *priv)
+{
+	return s->ops->data(s, func, priv);
+}
+
+static inline const struct e2cb_header *
+e2cb_source_header(struct e2cb_source *s)
+{
+	return s->ops->header(s);
+}
+
+static inline const uint8_t *e2cb_source_entry_digest(struct e2cb_source *s)
+{
+	return s->ops->entry_digest ? s->ops->entry_digest(s) : NULL;
+}
+
+static inline errcode_t
+e2cb_source_stream_digest(struct e2cb_source *s,
+			  uint8_t out[E2CB_STREAM_DIGEST_LEN])
+{
+	if (s->ops->stream_digest)
+		return s->ops->stream_digest(s, out);
+	memset(out, 0, E2CB_STREAM_DIGEST_LEN);
+	return 0;
+}
+
+static inline const char *e2cb_source_error(struct e2cb_source *s)
+{
+	return s->ops->error(s);
+}
+
+static inline void e2cb_source_close(struct e2cb_source *s)
+{
+	if (s)
+		s->ops->close(s);
+}
+
+/* source_archive.c: an archive file, or "-" (standard input, spooled) */
+extern errcode_t e2cb_archive_source_open(const char *name,
+					  struct e2cb_source **ret);
+
+/* source_image.c: an unmounted ext4 device or image, the subtree PATH */
+extern errcode_t e2cb_image_source_open(const char *device, const char *path,
+					int stale, struct e2cb_source **ret);
+
+#endif /* E2CB_SOURCE_H */
