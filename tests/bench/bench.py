@@ -28,6 +28,8 @@ SRCDIR = os.path.abspath(os.path.join(BENCH, "..", ".."))
 
 E2CRYPTBAK = os.environ["E2CRYPTBAK"]
 HELPER = os.environ["FSCRYPT_HELPER"]
+# another build of e2cryptbak to time beside this one ("vs" rows)
+VS = os.environ.get("BENCH_VS") or None
 WORK = os.environ["BENCH_WORK"]
 CACHE = os.environ["BENCH_CACHE"]
 SCALE = os.environ.get("BENCH_SCALE", "quick")
@@ -239,13 +241,15 @@ def bench_backup(im, mode, rep, res, archive):
     mnt = os.path.join(WORK, "mnt")
     cold = mode == "cold"
 
-    def ours():
-        r = timed([E2CRYPTBAK, "backup", "-o", out, im["img"]], cold,
-                  "backup e2cryptbak")
+    def ours(prog=E2CRYPTBAK, archive=archive, who="e2cryptbak"):
+        r = timed([prog, "backup", "-o", out, im["img"]], cold,
+                  "backup " + who)
         if not os.path.exists(archive):
             os.rename(out, archive)
-            sh([E2CRYPTBAK, "verify", archive])
-            log("  correct: e2cryptbak verify passes")
+            sh([prog, "verify", archive])
+            if prog != E2CRYPTBAK:
+                sh([E2CRYPTBAK, "verify", archive])
+            log("  correct: %s verify passes" % who)
         return r
 
     # Ours fsyncs the archive before it renames it into place; the
@@ -263,6 +267,8 @@ def bench_backup(im, mode, rep, res, archive):
                          "backup tar (kernel, key added)")
 
     runs = [("ours", ours), ("e2image", e2image), ("tar", tar)]
+    if VS:
+        runs.insert(1, ("vs", lambda: ours(VS, vs_archive(archive), "vs")))
     for name, fn in orders(rep, runs):
         rm(out)
         res.setdefault(("backup", name, im["shape"], mode), []).append(fn())
@@ -274,15 +280,16 @@ def bench_restore(im, mode, rep, res, archive, checked):
     mnt = os.path.join(WORK, "mnt")
     cold = mode == "cold"
 
-    def ours():
+    def ours(prog=E2CRYPTBAK, archive=archive, who="e2cryptbak"):
         sh(fresh_target(im, tgt))
-        r = timed([E2CRYPTBAK, "restore", archive, tgt], cold,
-                  "restore e2cryptbak")
-        if not checked.get(("restore", im["shape"])):
+        r = timed([prog, "restore", archive, tgt], cold,
+                  "restore " + who)
+        if not checked.get(("restore", im["shape"], who)):
             sh(["e2fsck", "-fn", tgt])
             with Mount(tgt, im["key"], mnt):
-                check_tree(im, mnt, "the restored image, mounted")
-            checked[("restore", im["shape"])] = True
+                check_tree(im, mnt, "the image restored by %s, mounted"
+                           % who)
+            checked[("restore", im["shape"], who)] = True
         return r
 
     def mke2fs_d():
@@ -290,6 +297,8 @@ def bench_restore(im, mode, rep, res, archive, checked):
                      "restore mke2fs -d")
 
     runs = [("ours", ours), ("mke2fs -d", mke2fs_d)]
+    if VS:
+        runs.insert(1, ("vs", lambda: ours(VS, vs_archive(archive), "vs")))
     for name, fn in orders(rep, runs):
         res.setdefault(("restore", name, im["shape"], mode),
                        []).append(fn())
@@ -315,13 +324,14 @@ def bench_extract(im, mode, rep, res, archive, checked):
     mnt = os.path.join(WORK, "mnt")
     cold = mode == "cold"
 
-    def ours(src, what):
+    def ours(src, what, prog=E2CRYPTBAK, who="e2cryptbak"):
         def run():
-            r = timed([E2CRYPTBAK, "extract", "-k", im["key"], "-C", out,
-                       src], cold, "extract e2cryptbak " + what)
-            if not checked.get(("extract", what, im["shape"])):
-                check_tree(im, out, "extract from the " + what)
-                checked[("extract", what, im["shape"])] = True
+            r = timed([prog, "extract", "-k", im["key"], "-C", out,
+                       src], cold, "extract %s %s" % (who, what))
+            if not checked.get(("extract", what, im["shape"], who)):
+                check_tree(im, out, "extract by %s from the %s" %
+                           (who, what))
+                checked[("extract", what, im["shape"], who)] = True
             return r
         return run
 
@@ -361,6 +371,10 @@ def bench_extract(im, mode, rep, res, archive, checked):
 
     runs = [("ours image", ours(im["img"], "image")),
             ("ours archive", ours(archive, "archive")), ("tar", tar)]
+    if VS:
+        runs[1:1] = [("vs image", ours(im["img"], "image", VS, "vs"))]
+        runs[3:3] = [("vs archive", ours(vs_archive(archive), "archive",
+                                         VS, "vs"))]
     if im["shape"] == "large":
         runs += [("openssl", ssl),
                  ("ours image -O", ours_stdout(im["img"], "image")),
@@ -394,6 +408,51 @@ def check_stream(im, src, what):
             (what, got, p.returncode, want))
     log("  correct: extract -O from the %s gives the %d bytes of the "
         "files" % (what, want))
+
+
+def vs_archive(archive):
+    return os.path.splitext(archive)[0] + "-vs.tar"
+
+
+def check_list(im, argv, who):
+    """list -k names every path the kernel shows, no other."""
+    want = set()
+    with open(im["manifest"], "rb") as f:
+        for line in f:
+            want.add(line.split(b" ", 1)[0].decode(errors="replace"))
+    got = set()
+    for line in sh(argv).splitlines():
+        if re.search(r": \d+ entries listed", line):
+            continue
+        # CIPHER  =  PLAIN  ->  TARGET  [NOTE]  [hard link]
+        got.add(re.split(r"  (?:->  |\[)",
+                         line.split("  =  ", 1)[-1], 1)[0])
+    if got != want:
+        die("WRONG RESULT: list -k by %s: %d paths, the kernel %d; "
+            "e.g. %s" % (who, len(got), len(want),
+                         sorted(got ^ want)[:5]))
+    log("  correct: list -k by %s names the kernel's %d paths" %
+        (who, len(want)))
+
+
+def bench_list(im, mode, rep, res, archive, checked):
+    """list -k and verify, this build and BENCH_VS, each of its archive."""
+    cold = mode == "cold"
+
+    def run(op, prog, arch, who):
+        def fn():
+            argv = [prog, op] + (["-k", im["key"]] if op == "list" else [])
+            if op == "list" and not checked.get(("list", im["shape"], who)):
+                check_list(im, argv + [arch], who)
+                checked[("list", im["shape"], who)] = True
+            return timed(argv + [arch], cold, "%s %s" % (op, who))
+        return fn
+
+    for op in ("list", "verify"):
+        runs = [("ours", run(op, E2CRYPTBAK, archive, "e2cryptbak")),
+                ("vs", run(op, VS, vs_archive(archive), "vs"))]
+        for name, fn in orders(rep, runs):
+            res.setdefault((op, name, im["shape"], mode), []).append(fn())
 
 
 def count_entries(top):
@@ -482,6 +541,15 @@ def rows(res, images):
               "(ceiling) dd of as many bytes MB/s vs openssl 1 core"),
              ("extract", "cat", "openssl",
               "(ceiling) cat of the image MB/s vs openssl 1 core")]
+    if VS:
+        comps += [("backup", "ours", "vs", "backup vs BENCH_VS"),
+                  ("restore", "ours", "vs", "restore vs BENCH_VS"),
+                  ("extract", "ours image", "vs image",
+                   "extract image vs BENCH_VS"),
+                  ("extract", "ours archive", "vs archive",
+                   "extract archive vs BENCH_VS"),
+                  ("list", "ours", "vs", "list -k vs BENCH_VS"),
+                  ("verify", "ours", "vs", "verify vs BENCH_VS")]
     for op, us, peer, label in comps:
         for shape in SHAPES:
             for mode in MODES:
@@ -549,7 +617,8 @@ def tool_versions():
                            stderr=subprocess.STDOUT)
         lines = p.stdout.decode(errors="replace").strip().splitlines()
         return lines[0] if lines else "?"
-    return [("e2cryptbak", one([E2CRYPTBAK, "-V"])),
+    vs = [("BENCH_VS", "%s: %s" % (VS, one([VS, "-V"])))] if VS else []
+    return [("e2cryptbak", one([E2CRYPTBAK, "-V"]))] + vs + [
             ("e2fsprogs", one(["mke2fs", "-V"])),
             ("tar", one(["tar", "--version"])),
             ("openssl", one(["openssl", "version"]))]
@@ -684,6 +753,14 @@ def report(res, images, rss, started, load0):
               "RSS: the same e2cryptbak backup, restore and extract (from "
               "the image) on the inodes-N images, warm, once each"]:
         w("    " + c)
+    if VS:
+        w("")
+        w("BENCH_VS rows: this build/BENCH_VS wall time, the two run one "
+          "after the other in the same repetition (who goes first "
+          "alternates), each on its own archive of its own backup, with "
+          "the same checks (both verify the old build's archive); also "
+          "`e2cryptbak list -k KEY ARCHIVE` (its paths checked against "
+          "the kernel's) and `e2cryptbak verify ARCHIVE`.")
     return "\n".join(L) + "\n"
 
 
@@ -714,6 +791,12 @@ def main():
             for rep in range(REPS):
                 for mode in MODES:
                     bench_extract(im, mode, rep, res, archive, checked)
+            if VS:
+                log("%s: list, verify" % shape)
+                for rep in range(REPS):
+                    for mode in MODES:
+                        bench_list(im, mode, rep, res, archive, checked)
+                rm(vs_archive(archive))
             rm(archive)
         if RSS_COUNTS:
             bench_rss(rss)
