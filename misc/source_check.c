@@ -472,16 +472,29 @@ static int locked(const struct sc_state *sc, const struct sc_obj *o,
 	return busy;
 }
 
-/* Held open with O_EXCL: mounted in another mount namespace, say */
+/*
+ * Held open with O_EXCL: mounted in another mount namespace, say.  An
+ * unmount can let go of the device a moment after umount(8) returns
+ * (the last reference may be dropped by a kernel worker), so a holder
+ * must still be there after a second.
+ */
 static int held_exclusive(const char *node)
 {
-	int fd = open(node, O_RDONLY | O_EXCL | O_CLOEXEC);
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	int fd, tries;
 
-	if (fd >= 0) {
-		close(fd);
-		return 0;
+	for (tries = 0; tries < 11; tries++) {
+		if (tries)
+			nanosleep(&pause, NULL);
+		fd = open(node, O_RDONLY | O_EXCL | O_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		if (errno != EBUSY)
+			return 0;
 	}
-	return errno == EBUSY;
+	return 1;
 }
 
 static int has_holders(dev_t rdev)
