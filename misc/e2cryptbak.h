@@ -82,6 +82,7 @@ struct e2cb_extract_opts {
 	int nfscrypt_dirs;
 	int overwrite;
 	int list_only;			/* list -k: print, write nothing */
+	int long_format;		/* list -l -k */
 	int to_stdout;			/* -O: file data to standard output */
 	int stale;			/* image: do not replay the journal */
 	unsigned int policy;		/* E2CB_NO_*, E2CB_SAME_PERMS */
