@@ -430,6 +430,7 @@ static int cmd_list(int argc, char **argv)
 	} else {
 		opts.source = argv[optind];
 		opts.list_only = 1;
+		opts.long_format = long_format;
 		ret = run_extract(&opts);
 	}
 out:

@@ -82,6 +82,7 @@ struct e2cb_extract_opts {
 	int nfscrypt_dirs;
 	int overwrite;
 	int list_only;			/* list -k: print, write nothing */
+	int long_format;		/* list -l -k */
 	int to_stdout;			/* -O: file data to standard output */
 	int stale;			/* image: do not replay the journal */
 	unsigned int policy;		/* E2CB_NO_*, E2CB_SAME_PERMS */
@@ -93,6 +94,29 @@ extern int e2cb_copy(const struct e2cb_copy_opts *opts);
 extern int e2cb_list(const char *archive_name, int long_format,
 		     const char *const *fscrypt_dirs, int nfscrypt_dirs);
 extern int e2cb_verify(const char *archive_name);
+
+/* lister.c: one entry of list, list -l and list -k */
+struct e2cb_list_line {
+	uint32_t mode, uid, gid;
+	uint64_t size;
+	const char *path;		/* plaintext if known, else as stored */
+	size_t path_len;
+	const char *stored;		/* as stored; NULL: the same as path */
+	size_t stored_len;
+	int encrypted;			/* its name is encrypted */
+	const char *link_to;		/* a hard link: the first name */
+	size_t link_to_len;
+	const char *target;		/* a symlink's target */
+	size_t target_len;
+	const char *note;		/* why it is not all there, or NULL */
+	const uint8_t *ctx;		/* its fscrypt context, or NULL */
+	size_t ctx_len;
+};
+
+struct e2cb_fsmeta;
+extern void e2cb_list_line(const struct e2cb_list_line *l, int long_format,
+			   const struct e2cb_fsmeta *m);
+
 extern int e2cb_extract(const struct e2cb_extract_opts *opts);
 
 /* fsmeta.c: google/fscrypt's protectors */

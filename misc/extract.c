@@ -132,26 +132,47 @@ static struct frame *push_frame(struct xt *x, size_t plain_len,
 	return f;
 }
 
+/*
+ * list -k: the entry's line, as list prints it (lister.c), with the
+ * plaintext path and the stored one.  A further name of an inode is a
+ * link to the first one listed.
+ */
 static void list_entry(struct xt *x, const struct xentry *e,
 		       const uint8_t *target, size_t target_len,
 		       const char *note)
 {
-	e2cb_x_put_path(stdout, x->cipher.s, x->cipher.len);
-	/* the root's path is empty: memcmp must not see its NULL */
-	if (x->cipher.len != x->plain.len ||
-	    (x->plain.len && memcmp(x->cipher.s, x->plain.s, x->plain.len))) {
-		fputs("  =  ", stdout);
-		e2cb_x_put_path(stdout, x->plain.s, x->plain.len);
+	struct e2cb_list_line l;
+	const struct link *first = NULL;
+	struct stat none;
+
+	memset(&l, 0, sizeof(l));
+	l.mode = e->mode;
+	l.uid = e->uid;
+	l.gid = e->gid;
+	l.size = e->size;
+	l.path = x->plain.s;
+	l.path_len = x->plain.len;
+	l.stored = x->cipher.s;
+	l.stored_len = x->cipher.len;
+	l.encrypted = x->depth && x->st[x->depth - 1].encrypted;
+	l.target = (const char *) target;
+	l.target_len = target_len;
+	l.ctx = e->ctx;
+	l.ctx_len = e->ctx_len;
+	if (e->links > 1 && !e2cb_x_is_type(e, LINUX_S_IFDIR))
+		first = e2cb_x_link_find(x, e->ino);
+	if (first) {
+		l.link_to = first->path;
+		l.link_to_len = first->len;
+		l.target = NULL;
+	} else if (e->links > 1 && !e2cb_x_is_type(e, LINUX_S_IFDIR)) {
+		memset(&none, 0, sizeof(none));
+		e2cb_x_link_add(x, e->ino, x->plain.s, x->plain.len, &none);
 	}
-	if (target) {
-		fputs("  ->  ", stdout);
-		e2cb_x_put_path(stdout, (const char *) target, target_len);
-	}
-	if (note)
-		printf("  [%s]", note);
-	if (e && e->hardlink)
-		fputs("  [hard link]", stdout);
-	putchar('\n');
+	if (e->hardlink && !first && !note)
+		note = "hard link to an entry not listed";
+	l.note = note;
+	e2cb_list_line(&l, x->o->long_format, NULL);
 }
 
 /* What the driver works out about the entry at hand */
@@ -256,7 +277,7 @@ static int push_plain_name(struct xt *x, struct step *s)
 		e2cb_path_push(&x->plain, s->comp, s->comp_len);
 		e2cb_x_report(x, err, "name refused; not extracted");
 		if (x->o->list_only)
-			list_entry(x, NULL, NULL, 0, error_message(err));
+			list_entry(x, s->e, NULL, 0, error_message(err));
 		x->refused++;
 		s->skip = SKIP_FAILED;
 		return 1;
@@ -273,7 +294,7 @@ static int below_skipped(struct xt *x, struct step *s)
 	if (skip == SKIP_MISSING) {
 		e2cb_x_note_missing(x, &s->parent->spec);
 		if (x->o->list_only)
-			list_entry(x, NULL, NULL, 0, "no key");
+			list_entry(x, s->e, NULL, 0, "no key");
 	} else if (skip == SKIP_FAILED) {
 		x->failed++;
 	} else {

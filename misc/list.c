@@ -13,51 +13,30 @@
 #include <et/com_err.h>
 #include "e2cryptbak.h"
 
-static void mode_string(uint32_t mode, char *s)
-{
-	static const char types[] = "?pc?d?b?-?l?s???";
-	static const char rwx[] = "rwxrwxrwx";
-	int i;
-
-	s[0] = types[(mode >> 12) & 15];
-	for (i = 0; i < 9; i++)
-		s[i + 1] = (mode & (0400 >> i)) ? rwx[i] : '-';
-	if (mode & 04000)
-		s[3] = (mode & 0100) ? 's' : 'S';
-	if (mode & 02000)
-		s[6] = (mode & 010) ? 's' : 'S';
-	if (mode & 01000)
-		s[9] = (mode & 01) ? 't' : 'T';
-	s[10] = 0;
-}
-
+/* The entry as stored: its path, and a link's, are the archive's */
 static void print_entry(const struct e2cb_entry *e, int long_format,
 			const struct e2cb_fsmeta *m)
 {
-	char mode[11], policy[160];
+	struct e2cb_list_line l;
 
-	if (long_format) {
-		mode_string(e->rec.mode, mode);
-		printf("%s %6u/%-6u %12llu ", mode, e->rec.uid, e->rec.gid,
-		       (unsigned long long) e->rec.size);
+	memset(&l, 0, sizeof(l));
+	l.mode = e->rec.mode;
+	l.uid = e->rec.uid;
+	l.gid = e->rec.gid;
+	l.size = e->rec.size;
+	l.path = e->path;
+	l.path_len = strlen(e->path);
+	l.encrypted = !!(e->rec.rflags & E2CB_IF_NAME);
+	if ((e->rec.rflags & E2CB_IF_HARDLINK) && e->linkname) {
+		l.link_to = e->linkname;
+		l.link_to_len = strlen(e->linkname);
+	} else if (LINUX_S_ISLNK(e->rec.mode) && e->linkname) {
+		l.target = e->linkname;
+		l.target_len = strlen(e->linkname);
 	}
-	fputs(e->path, stdout);
-	if (e->rec.rflags & E2CB_IF_HARDLINK)
-		printf(" link to %s", e->linkname);
-	else if (LINUX_S_ISLNK(e->rec.mode) && e->linkname)
-		printf(" -> %s", e->linkname);
-	if (e->rec.rflags & E2CB_IF_NAME)
-		fputs(" [encrypted]", stdout);
-	if (long_format && e->ctx) {
-		e2cb_format_policy(e->ctx, e->ctx_len, policy,
-				   sizeof(policy));
-		printf(" {%s}", policy);
-		/* where a policy starts: its name is in the clear */
-		if (LINUX_S_ISDIR(e->rec.mode) &&
-		    !(e->rec.rflags & E2CB_IF_NAME))
-			e2cb_fsmeta_print_openers(m, e->ctx, e->ctx_len);
-	}
-	putchar('\n');
+	l.ctx = e->ctx;
+	l.ctx_len = e->ctx_len;
+	e2cb_list_line(&l, long_format, m);
 }
 
 static void print_journal_state(struct e2cb_reader *r)
