@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <et/com_err.h>
 #include "e2cryptbak.h"
+#include "source.h"
 #include "fscrypt/fscrypt.h"
 
 const char *program_name = "e2cryptbak";
@@ -34,12 +35,14 @@ const char *program_name = "e2cryptbak";
 #define OPT_NO_SETID	264
 #define OPT_UNTRUSTED	265
 #define OPT_SAME_PERMS	266
+#define OPT_ONLINE	267
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: %s backup [-p] [--stale] -o ARCHIVE|- [-Z gzip|zstd|xz]\n"
 "                DEVICE [PATH]\n"
+"       %s backup --online -o ARCHIVE|- [-Z gzip|zstd|xz] MOUNTED_DIR\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
 "                [--enable-encrypt] [--keep-pw-salt] [POLICY]\n"
 "                ARCHIVE|- DEVICE [PATH]\n"
@@ -63,7 +66,8 @@ static void usage(FILE *f)
 "         for all four\n"
 "\n"
 "backup   archive an unmounted ext4 filesystem (or the subtree PATH) with\n"
-"         its encrypted files as ciphertext: no key needed\n"
+"         its encrypted files as ciphertext: no key needed; --online:\n"
+"         a mounted one, through the ioctls of contrib/kernel\n"
 "restore  write an archive into an unmounted ext4 filesystem (at PATH);\n"
 "         the owners' keys open the restored files: no key needed\n"
 "copy     copy an unmounted ext4 filesystem (or the subtree PATH) into\n"
@@ -76,6 +80,7 @@ static void usage(FILE *f)
 "         into DIR with the owners' keys: no kernel, mount or root\n""         (-O: the data of its files to standard output)\n"
 "\n"
 "See e2cryptbak(8).\n", program_name, program_name, program_name,
+		program_name,
 		program_name,
 		program_name, program_name, program_name, program_name);
 }
@@ -92,6 +97,7 @@ static int cmd_backup(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "stale", no_argument, NULL, OPT_STALE },
+		{ "online", no_argument, NULL, OPT_ONLINE },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct e2cb_backup_opts opts;
@@ -103,6 +109,9 @@ static int cmd_backup(int argc, char **argv)
 		switch (c) {
 		case OPT_STALE:
 			opts.stale = 1;
+			break;
+		case OPT_ONLINE:
+			opts.online = 1;
 			break;
 		case 'p':
 			opts.progress = 1;
@@ -130,6 +139,13 @@ static int cmd_backup(int argc, char **argv)
 	opts.device = argv[optind];
 	if (optind + 1 < argc)
 		opts.path = argv[optind + 1];
+	if (opts.online) {
+		if (optind + 1 < argc || opts.stale || opts.progress)
+			return usage_error("backup --online takes one "
+					   "MOUNTED_DIR, without --stale "
+					   "or -p");
+		return e2cb_online_backup(&opts);
+	}
 	return e2cb_backup(&opts);
 }
 

@@ -30,6 +30,7 @@ struct e2cb_backup_opts {
 	const char *compress;		/* NULL, gzip, zstd or xz */
 	int progress;
 	int stale;			/* do not replay the journal */
+	int online;			/* device: a mounted directory */
 };
 
 /*

@@ -134,4 +134,12 @@ extern errcode_t e2cb_archive_source_open(const char *name,
 extern errcode_t e2cb_image_source_open(const char *device, const char *path,
 					int stale, struct e2cb_source **ret);
 
+/*
+ * source_online.c: a mounted ext4 filesystem, the directory named in
+ * opts->device, through the keyless ioctls of contrib/kernel, straight
+ * to the archive writer (backup --online; issue 22)
+ */
+struct e2cb_backup_opts;
+extern int e2cb_online_backup(const struct e2cb_backup_opts *opts);
+
 #endif /* E2CB_SOURCE_H */

@@ -1,0 +1,455 @@
+/*
+ * source_online_fs.c --- backup --online: the data of regular files
+ * (ciphertext by FS_IOC_READ_RAW_DATA, plaintext by pread() with
+ * SEEK_DATA and SEEK_HOLE), the mounted filesystem (its root, its
+ * superblock for the header, whether the kernel has the ioctls), and
+ * the command
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#define _GNU_SOURCE
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <linux/magic.h>
+#include <et/com_err.h>
+#include "source_online.h"
+#include "support/e2cb_le.h"
+
+
+/* The next piece: ciphertext by whole blocks, plaintext to i_size */
+static errcode_t next_piece(struct online *o, struct data_reader *dr,
+			    struct piece *p)
+{
+	off_t d, h;
+	ssize_t n;
+
+	memset(p, 0, sizeof(*p));
+	p->off = dr->pos;
+	if (dr->enc) {
+		e2cb_online_entry_name(&dr->da.entry, dr->c);
+		dr->da.lblk = dr->pos / o->bs;
+		dr->da.buf = (uintptr_t) o->buf;
+		dr->da.buf_size = E2CB_WRITER_BUF;
+		if (ioctl(dr->fd, FS_IOC_READ_RAW_DATA, &dr->da) < 0)
+			return errno;
+		if (dr->da.i_size != dr->i_size ||
+		    dr->da.block_size != o->bs)
+			return E2CB_CHANGED;
+		p->len = (uint64_t) dr->da.nr_blocks * o->bs;
+		p->hole = !!(dr->da.flags & FSCRYPT_READ_RAW_DATA_HOLE);
+		p->data = o->buf;
+		dr->pos += p->len;
+		return 0;
+	}
+	if (dr->pos >= dr->i_size)
+		return 0;
+	d = lseek(dr->fd, dr->pos, SEEK_DATA);
+	if (d < 0 && errno != ENXIO)
+		return errno;
+	if (d < 0 || (uint64_t) d >= dr->i_size)
+		d = dr->i_size;
+	if ((uint64_t) d > dr->pos) {
+		p->len = d - dr->pos;
+		p->hole = 1;
+		dr->pos = d;
+		return 0;
+	}
+	h = lseek(dr->fd, dr->pos, SEEK_HOLE);
+	if (h < 0)
+		return errno;
+	if ((uint64_t) h > dr->i_size)
+		h = dr->i_size;
+	p->len = h - dr->pos;
+	if (p->len > E2CB_WRITER_BUF)
+		p->len = E2CB_WRITER_BUF;
+	n = pread(dr->fd, o->buf, p->len, dr->pos);
+	if (n < 0)
+		return errno;
+	if ((uint64_t) n != p->len)
+		return E2CB_CHANGED;	/* shrunk */
+	p->data = o->buf;
+	dr->pos += p->len;
+	return 0;
+}
+
+/* Add the data piece @p to the stretches, joining those that abut */
+static errcode_t add_stretch(struct online *o, const struct piece *p)
+{
+	struct e2cb_stretch *last = o->count ? &o->st[o->count - 1] : NULL;
+
+	if (last && last->off + last->len == p->off &&
+	    last->len % o->bs == 0) {
+		last->len += p->len;
+		return 0;
+	}
+	if (o->count >= E2CB_MAX_STRETCHES - 1)
+		return EXT2_ET_FILE_TOO_BIG;
+	if (e2cb_grow((void **) &o->st, &o->size, o->count, sizeof(*o->st)))
+		return EXT2_ET_NO_MEMORY;
+	o->st[o->count].off = p->off;
+	o->st[o->count].len = p->len;
+	o->st[o->count].pos = 0;
+	o->count++;
+	return 0;
+}
+
+/*
+ * Map the data and read it, keeping it in @keep (the writer's buffer)
+ * while it fits; with @again, feed it to the writer and check that the
+ * map is what the first read found.
+ */
+errcode_t e2cb_online_read_data(struct online *o, struct data_reader *dr,
+			   char *keep, int again)
+{
+	struct e2cb_stretch *first = NULL;
+	size_t first_count = 0;
+	uint64_t kept = 0, rounded;
+	struct piece p;
+	errcode_t retval;
+
+	if (again) {
+		first = o->st;
+		first_count = o->count;
+		o->st = NULL;
+		o->count = o->size = 0;
+	}
+	dr->pos = 0;
+	for (;;) {
+		retval = next_piece(o, dr, &p);
+		if (retval || !p.len)
+			break;
+		if (p.hole)
+			continue;
+		retval = add_stretch(o, &p);
+		if (retval)
+			break;
+		rounded = (p.len + o->bs - 1) / o->bs * o->bs;
+		if (again)
+			retval = e2cb_writer_data(o->w, p.off, p.data, p.len);
+		else if (keep && kept + rounded <= E2CB_WRITER_BUF)
+			memcpy(keep + kept, p.data, p.len);
+		if (retval)
+			break;
+		kept += rounded;
+	}
+	if (!retval && again && (o->count != first_count ||
+	    memcmp(o->st, first, first_count * sizeof(*first))))
+		retval = E2CB_CHANGED;
+	free(first);
+	return retval;
+}
+
+/*
+ * The data of a regular file, read before its header goes out; what
+ * does not fit in the writer's buffer is read again after, by
+ * e2cb_online_send_data().
+ */
+errcode_t e2cb_online_prepare_data(struct online *o, struct online_entry *oe,
+			      int dfd, const struct online_child *c,
+			      struct data_reader *dr, int *at_hand)
+{
+	uint64_t total = 0, tar_size;
+	char *keep;
+	size_t i;
+	errcode_t retval;
+
+	memset(dr, 0, sizeof(*dr));
+	dr->enc = oe->enc;
+	dr->c = c;
+	dr->fd = dfd;
+	dr->i_size = oe->enc ? oe->i_size : oe->stx.stx_size;
+	if (!oe->enc) {
+		dr->fd = e2cb_online_reopen(oe->fd, O_RDONLY | O_NONBLOCK);
+		if (dr->fd < 0)
+			return errno;
+	}
+	o->count = 0;
+	retval = e2cb_online_read_data(o, dr, (char *) o->keep, 0);
+	if (retval)
+		return retval;
+	for (i = 0; i < o->count; i++)
+		total += (o->st[i].len + o->bs - 1) / o->bs * o->bs;
+	keep = e2cb_writer_data_buf(o->w, total);
+	*at_hand = total <= E2CB_WRITER_BUF;
+	if (*at_hand)
+		memcpy(keep, o->keep, total);
+	tar_size = dr->i_size;
+	if (o->count && o->st[o->count - 1].off + o->st[o->count - 1].len >
+	    tar_size)
+		tar_size = o->st[o->count - 1].off + o->st[o->count - 1].len;
+	e2cb_writer_set_stretches(o->w, tar_size, o->st, o->count);
+	return 0;
+}
+
+#ifndef FS_IOC_GETFSUUID
+struct fsuuid2 {
+	__u8 len;
+	__u8 uuid[16];
+};
+#define FS_IOC_GETFSUUID	_IOR(0x15, 0, struct fsuuid2)
+#endif
+
+/* The device of mount @mnt_id, as /proc/self/mountinfo names it */
+static int mount_source(uint64_t mnt_id, char *dev, size_t size)
+{
+	char line[4096], *p;
+	unsigned long long id;
+	int found = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llu", &id) != 1 || id != mnt_id)
+			continue;
+		p = strstr(line, " - ");
+		if (p && sscanf(p, " - %*s %4095s", dev) == 1 &&
+		    strlen(dev) < size && dev[0] == '/')
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The superblock's fields of the header, read from the mounted device
+ * (offline backup's header has them), if it is the device of the mount
+ * and holds the filesystem of @uuid.  Returns 0 when it cannot be read.
+ */
+static int read_super(struct online *o, const uint8_t *uuid,
+		      struct e2cb_header *h)
+{
+	uint8_t sb[1024];
+	char dev[4096];
+	struct stat st;
+	int fd, ok = 0;
+
+	if (!mount_source(o->mnt_id, dev, sizeof(dev)))
+		return 0;
+	fd = open(dev, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &st) && S_ISBLK(st.st_mode) && st.st_rdev == o->dev &&
+	    pread(fd, sb, sizeof(sb), 1024) == sizeof(sb) &&
+	    e2cb_get_le16(sb + 0x38) == EXT2_SUPER_MAGIC &&
+	    !memcmp(sb + 0x68, uuid, 16))
+		ok = 1;
+	close(fd);
+	if (!ok)
+		return 0;
+	h->feature_compat = e2cb_get_le32(sb + 0x5c);
+	h->feature_incompat = e2cb_get_le32(sb + 0x60);
+	h->feature_ro_compat = e2cb_get_le32(sb + 0x64);
+	memcpy(h->hash_seed, sb + 0xec, 16);
+	h->def_hash_version = sb[0xfc];
+	memcpy(h->encrypt_pw_salt, sb + 0x258, 16);
+	h->encoding = e2cb_get_le16(sb + 0x27c);
+	h->encoding_flags = e2cb_get_le16(sb + 0x27e);
+	h->inode_size = e2cb_get_le16(sb + 0x58);
+	return 1;
+}
+
+/*
+ * The header: the block size (statfs), the UUID (FS_IOC_GETFSUUID) and
+ * the superblock's fields, read from the device when it can be: else
+ * they are zero, and restore of a casefolded directory will refuse.
+ */
+static void fill_header(struct online *o, int fd, const char *dir,
+			struct e2cb_header *h)
+{
+	struct fsuuid2 u;
+	size_t len = strlen(dir);
+
+	memset(h, 0, sizeof(*h));
+	h->block_size = o->bs;
+	memset(&u, 0, sizeof(u));
+	if (!ioctl(fd, FS_IOC_GETFSUUID, &u) && u.len == 16)
+		memcpy(h->uuid, u.uuid, 16);
+	if (!read_super(o, h->uuid, h))
+		fprintf(stderr, "%s: %s: the superblock cannot be read "
+			"from the mounted device: the archive's header "
+			"lacks its features, hash seed and encoding\n",
+			program_name, dir);
+	h->root_ino = o->root_ino;
+	h->journal_state = E2CB_JOURNAL_CLEAN;
+	if (len >= sizeof(h->source_path))
+		len = snprintf(h->source_path, sizeof(h->source_path), "<%u>",
+			       o->root_ino);
+	else
+		memcpy(h->source_path, dir, len);
+	h->source_path_len = len;
+}
+
+/*
+ * Whether this kernel has the ioctls, and lets us use them: asked on
+ * the root, which need not be encrypted (ENODATA then).
+ */
+static errcode_t probe(int dfd, const char *dir)
+{
+	struct fscrypt_read_raw_dir_arg ra;
+
+	memset(&ra, 0, sizeof(ra));
+	ra.buf = (uintptr_t) &ra;	/* no room: nothing is filled */
+	if (!ioctl(dfd, FS_IOC_READ_RAW_DIR, &ra) || errno == ENODATA ||
+	    errno == EINVAL)
+		return 0;
+	if (errno == ENOTTY || errno == EOPNOTSUPP)
+		fprintf(stderr, "%s: %s: this kernel cannot read encrypted "
+			"files without the key (FS_IOC_READ_RAW_DIR: %s); "
+			"backup --online needs the ioctls of the patch "
+			"series in contrib/kernel\n", program_name, dir,
+			strerror(errno));
+	else if (errno == EPERM || errno == EACCES)
+		fprintf(stderr, "%s: %s: backup --online needs "
+			"CAP_DAC_READ_SEARCH (FS_IOC_READ_RAW_DIR: %s)\n",
+			program_name, dir, strerror(errno));
+	else
+		com_err(program_name, errno, "while asking %s for "
+			"FS_IOC_READ_RAW_DIR", dir);
+	return errno;
+}
+
+/* Open the root of the walk: a directory of a mounted filesystem */
+static errcode_t open_root(struct online *o, const char *dir,
+			   struct online_entry *oe)
+{
+	struct statfs sfs;
+	int dfd;
+	errcode_t retval;
+
+	oe->fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (oe->fd < 0) {
+		com_err(program_name, errno, "while opening %s", dir);
+		return errno;
+	}
+	if (statx(oe->fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID,
+		  &oe->stx) < 0 || !(oe->stx.stx_mask & STATX_MNT_ID)) {
+		com_err(program_name, errno, "while asking for the mount of "
+			"%s", dir);
+		return errno ? errno : EOPNOTSUPP;
+	}
+	o->dev = makedev(oe->stx.stx_dev_major, oe->stx.stx_dev_minor);
+	o->mnt_id = oe->stx.stx_mnt_id;
+	o->root_ino = oe->stx.stx_ino;
+	dfd = e2cb_online_reopen(oe->fd, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0) {
+		com_err(program_name, errno, "while opening %s (through "
+			"/proc/self/fd)", dir);
+		return errno;
+	}
+	retval = 0;
+	if (fstatfs(dfd, &sfs) < 0)
+		retval = errno;
+	else if (sfs.f_type != EXT4_SUPER_MAGIC)
+		retval = EXT2_ET_MAGIC_EXT2FS_FILSYS;
+	if (retval)
+		com_err(program_name, retval, "while checking that %s is "
+			"on ext4", dir);
+	else
+		retval = probe(dfd, dir);
+	o->bs = sfs.f_bsize;
+	close(dfd);
+	return retval;
+}
+
+static void print_summary(const struct e2cb_backup_opts *opts,
+			  const struct online *o, double secs)
+{
+	FILE *out = strcmp(opts->output, "-") ? stdout : stderr;
+
+	fprintf(out, "%s: %llu inodes (%llu encrypted), %llu entries, "
+		"%llu data bytes in %.2fs%s\n", opts->device,
+		(unsigned long long) o->inodes,
+		(unsigned long long) o->encrypted,
+		(unsigned long long) o->entries,
+		(unsigned long long) o->data_bytes, secs,
+		o->skipped ? "; INCOMPLETE" : "");
+	if (o->skipped)
+		fprintf(stderr, "%s: %llu entries were skipped (see above): "
+			"the archive is marked incomplete\n", program_name,
+			(unsigned long long) o->skipped);
+}
+
+static errcode_t online_walk(struct online *o, const char *dir,
+			     struct online_entry *root)
+{
+	struct e2cb_header h;
+	struct e2cb_trailer t;
+	errcode_t retval;
+	int fd;
+
+	fd = e2cb_online_reopen(root->fd, O_RDONLY | O_DIRECTORY);
+	fill_header(o, fd, dir, &h);
+	if (fd >= 0)
+		close(fd);
+	retval = e2cb_writer_header(o->w, &h);
+	if (!retval)
+		retval = e2cb_online_one(o, -1, 0, NULL, root, 0);
+	if (retval)
+		return retval;
+	memset(&t, 0, sizeof(t));
+	t.entries = o->entries;
+	t.inodes = o->inodes;
+	t.encrypted = o->encrypted;
+	t.data_bytes = o->data_bytes;
+	t.skipped = o->skipped;
+	return e2cb_writer_trailer(o->w, &t);
+}
+
+/* e2cryptbak backup --online [-o ARCHIVE] MOUNTED_DIR */
+int e2cb_online_backup(const struct e2cb_backup_opts *opts)
+{
+	struct online o;
+	struct online_entry *root;
+	struct timespec t0, t1;
+	errcode_t retval;
+	int ok = 0;
+
+	memset(&o, 0, sizeof(o));
+	e2cb_ino_map_init_paths(&o.links);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	root = calloc(1, sizeof(*root));
+	o.buf = malloc(E2CB_WRITER_BUF);
+	o.keep = malloc(E2CB_WRITER_BUF);
+	if (!root || !o.buf || !o.keep) {
+		com_err(program_name, EXT2_ET_NO_MEMORY, "while starting");
+		goto out;
+	}
+	retval = open_root(&o, opts->device, root);
+	if (retval)
+		goto out;
+	retval = e2cb_writer_open(opts->output, opts->compress, &o.w);
+	if (!o.w)
+		goto out;
+	if (!retval)
+		retval = online_walk(&o, opts->device, root);
+	retval = e2cb_writer_finish(o.w, retval);
+	ok = e2cb_writer_close(o.w, retval == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (ok)
+		print_summary(opts, &o, (t1.tv_sec - t0.tv_sec) +
+			      (t1.tv_nsec - t0.tv_nsec) / 1e9);
+out:
+	if (root && root->fd > 0)
+		close(root->fd);
+	free(root);
+	free(o.buf);
+	free(o.keep);
+	free(o.st);
+	e2cb_ino_map_free(&o.links);
+	e2cb_path_free(&o.path);
+	if (!ok)
+		return E2CB_EXIT_ERROR;
+	return o.skipped ? E2CB_EXIT_INCOMPLETE : E2CB_EXIT_OK;
+}
+
