@@ -414,6 +414,17 @@ def vs_archive(archive):
     return os.path.splitext(archive)[0] + "-vs.tar"
 
 
+def list_path(line):
+    """The path of a line of list -k, in 0.1.8's format or the older one."""
+    if "  =  " in line:
+        # up to 0.1.7: CIPHER  =  PLAIN  ->  TARGET  [NOTE]  [hard link]
+        return re.split(r"  (?:->  |\[)", line.split("  =  ", 1)[-1], 1)[0]
+    # PATH[ link to FIRST| -> TARGET][ [NOTE]][ [encrypted[: STORED]]]
+    line = re.sub(r" \[encrypted(?:: .*)?\]$", "", line)
+    line = re.sub(r"(?: \[[^]]*\])+$", "", line)
+    return re.split(r" (?:->|link to) ", line, 1)[0]
+
+
 def check_list(im, argv, who):
     """list -k names every path the kernel shows, no other."""
     want = set()
@@ -424,9 +435,7 @@ def check_list(im, argv, who):
     for line in sh(argv).splitlines():
         if re.search(r": \d+ entries listed", line):
             continue
-        # CIPHER  =  PLAIN  ->  TARGET  [NOTE]  [hard link]
-        got.add(re.split(r"  (?:->  |\[)",
-                         line.split("  =  ", 1)[-1], 1)[0])
+        got.add(list_path(line))
     if got != want:
         die("WRONG RESULT: list -k by %s: %d paths, the kernel %d; "
             "e.g. %s" % (who, len(got), len(want),
