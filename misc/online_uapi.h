@@ -1,0 +1,80 @@
+/*
+ * online_uapi.h --- the uapi of the keyless backup ioctls of
+ * contrib/kernel (patches 0001 and 0003), for backup --online and the
+ * tests' online_ioctl, until a released kernel's <linux/fscrypt.h> has
+ * it
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#ifndef E2CB_ONLINE_UAPI_H
+#define E2CB_ONLINE_UAPI_H
+
+#include <sys/ioctl.h>
+#include <linux/types.h>
+
+#ifndef FS_IOC_READ_RAW_DIR
+struct fscrypt_entry_name {
+	__u64 pos;
+	__u32 name_len;
+	__u32 __reserved;
+	__u8 name[256];
+};
+
+struct fscrypt_raw_dirent {
+	__u64 ino;
+	__u64 pos;
+	__u16 rec_len;
+	__u8 name_len;
+	__u8 file_type;
+#define FSCRYPT_RAW_DIRENT_HASH		0x00000001
+	__u32 flags;
+	__u32 hash;
+	__u32 minor_hash;
+	__u8 name[];
+};
+
+struct fscrypt_read_raw_dir_arg {
+	__u64 pos;
+	__u64 buf;
+	__u32 buf_size;
+	__u32 filled;
+#define FSCRYPT_READ_RAW_DIR_EOF	0x00000001
+	__u32 flags;
+	__u32 __reserved[7];
+};
+#define FSCRYPT_RAW_DIRENT_MAX_SIZE	288
+
+#define FSCRYPT_RAW_METADATA_MAX_SIZE	64
+struct fscrypt_get_raw_entry_arg {
+	struct fscrypt_entry_name entry;
+	__u64 ino;
+	__u32 mode;
+	__u32 metadata_size;
+	__u8 metadata[FSCRYPT_RAW_METADATA_MAX_SIZE];
+	__u64 target;
+	__u32 target_size;
+	__u32 __reserved[5];
+};
+
+struct fscrypt_read_raw_data_arg {
+	struct fscrypt_entry_name entry;
+	__u64 lblk;
+	__u64 buf;
+	__u32 buf_size;
+	__u32 nr_blocks;
+#define FSCRYPT_READ_RAW_DATA_HOLE	0x00000001
+	__u32 flags;
+	__u32 block_size;
+	__u64 i_size;
+	__u64 ino;
+	__u32 __reserved[4];
+};
+
+#define FS_IOC_READ_RAW_DIR	_IOWR('f', 28, struct fscrypt_read_raw_dir_arg)
+#define FS_IOC_GET_RAW_ENTRY	_IOWR('f', 29, struct fscrypt_get_raw_entry_arg)
+#define FS_IOC_READ_RAW_DATA	_IOWR('f', 30, struct fscrypt_read_raw_data_arg)
+#endif
+
+#endif /* E2CB_ONLINE_UAPI_H */
