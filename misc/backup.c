@@ -670,23 +670,28 @@ void e2cb_backup_free(struct backup *b)
 		ext2fs_close_free(&b->fs);
 }
 
-static void print_summary(const struct e2cb_backup_opts *opts,
-			  const struct backup *b, double secs)
+/* The line a backup ends with, offline or online */
+void e2cb_backup_summary(const struct e2cb_backup_opts *opts,
+			 const struct e2cb_backup_counts *c,
+			 const struct timespec *t0)
 {
 	FILE *out = strcmp(opts->output, "-") ? stdout : stderr;
+	struct timespec t1;
 
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fprintf(out, "%s: %llu inodes (%llu encrypted), %llu entries, "
 		"%llu data bytes in %.2fs%s\n", opts->device,
-		(unsigned long long) b->inodes,
-		(unsigned long long) b->encrypted,
-		(unsigned long long) b->entries,
-		(unsigned long long) b->data_bytes, secs,
-		b->skipped ? "; INCOMPLETE" : "");
-	if (b->skipped)
+		(unsigned long long) c->inodes,
+		(unsigned long long) c->encrypted,
+		(unsigned long long) c->entries,
+		(unsigned long long) c->data_bytes,
+		(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9,
+		c->skipped ? "; INCOMPLETE" : "");
+	if (c->skipped)
 		fprintf(stderr, "%s: %llu entries were skipped or found "
 			"damaged (see above): the archive is marked "
 			"incomplete\n", program_name,
-			(unsigned long long) b->skipped);
+			(unsigned long long) c->skipped);
 }
 
 /* Backup's end of the walk: the archive writer, call for call */
@@ -782,7 +787,7 @@ static const struct e2cb_walk_ops writer_ops = {
 int e2cb_backup(const struct e2cb_backup_opts *opts)
 {
 	struct backup b;
-	struct timespec t0, t1;
+	struct timespec t0;
 	errcode_t retval;
 	int ok;
 
@@ -809,10 +814,12 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 	show_progress(&b, 1);
 	ok = e2cb_writer_close(b.w, retval == 0);
 	b.w = NULL;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (ok)
-		print_summary(opts, &b, (t1.tv_sec - t0.tv_sec) +
-			      (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (ok) {
+		struct e2cb_backup_counts c = { b.inodes, b.encrypted,
+			b.entries, b.data_bytes, b.skipped };
+
+		e2cb_backup_summary(opts, &c, &t0);
+	}
 	e2cb_backup_free(&b);
 	if (!ok)
 		return E2CB_EXIT_ERROR;

@@ -90,6 +90,15 @@ struct e2cb_extract_opts {
 };
 
 extern int e2cb_backup(const struct e2cb_backup_opts *opts);
+
+/* What a backup counted, for the line it ends with */
+struct e2cb_backup_counts {
+	uint64_t inodes, encrypted, entries, data_bytes, skipped;
+};
+struct timespec;
+extern void e2cb_backup_summary(const struct e2cb_backup_opts *opts,
+				const struct e2cb_backup_counts *c,
+				const struct timespec *t0);
 extern int e2cb_restore(const struct e2cb_restore_opts *opts);
 extern int e2cb_copy(const struct e2cb_copy_opts *opts);
 extern int e2cb_list(const char *archive_name, int long_format,

@@ -362,24 +362,6 @@ static errcode_t open_root(struct online *o, const char *dir,
 	return retval;
 }
 
-static void print_summary(const struct e2cb_backup_opts *opts,
-			  const struct online *o, double secs)
-{
-	FILE *out = strcmp(opts->output, "-") ? stdout : stderr;
-
-	fprintf(out, "%s: %llu inodes (%llu encrypted), %llu entries, "
-		"%llu data bytes in %.2fs%s\n", opts->device,
-		(unsigned long long) o->inodes,
-		(unsigned long long) o->encrypted,
-		(unsigned long long) o->entries,
-		(unsigned long long) o->data_bytes, secs,
-		o->skipped ? "; INCOMPLETE" : "");
-	if (o->skipped)
-		fprintf(stderr, "%s: %llu entries were skipped (see above): "
-			"the archive is marked incomplete\n", program_name,
-			(unsigned long long) o->skipped);
-}
-
 static errcode_t online_walk(struct online *o, const char *dir,
 			     struct online_entry *root)
 {
@@ -411,7 +393,7 @@ int e2cb_online_backup(const struct e2cb_backup_opts *opts)
 {
 	struct online o;
 	struct online_entry *root;
-	struct timespec t0, t1;
+	struct timespec t0;
 	errcode_t retval;
 	int ok = 0;
 
@@ -435,10 +417,12 @@ int e2cb_online_backup(const struct e2cb_backup_opts *opts)
 		retval = online_walk(&o, opts->device, root);
 	retval = e2cb_writer_finish(o.w, retval);
 	ok = e2cb_writer_close(o.w, retval == 0);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (ok)
-		print_summary(opts, &o, (t1.tv_sec - t0.tv_sec) +
-			      (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (ok) {
+		struct e2cb_backup_counts c = { o.inodes, o.encrypted,
+			o.entries, o.data_bytes, o.skipped };
+
+		e2cb_backup_summary(opts, &c, &t0);
+	}
 out:
 	if (root && root->fd > 0)
 		close(root->fd);
