@@ -229,7 +229,7 @@ static int mount_source(uint64_t mnt_id, char *dev, size_t size)
 static int read_super(struct online *o, const uint8_t *uuid,
 		      struct e2cb_header *h)
 {
-	uint8_t sb[1024];
+	struct ext2_super_block sb;
 	char dev[4096];
 	struct stat st;
 	int fd, ok = 0;
@@ -240,22 +240,29 @@ static int read_super(struct online *o, const uint8_t *uuid,
 	if (fd < 0)
 		return 0;
 	if (!fstat(fd, &st) && S_ISBLK(st.st_mode) && st.st_rdev == o->dev &&
-	    pread(fd, sb, sizeof(sb), 1024) == sizeof(sb) &&
-	    e2cb_get_le16(sb + 0x38) == EXT2_SUPER_MAGIC &&
-	    !memcmp(sb + 0x68, uuid, 16))
+	    pread(fd, &sb, sizeof(sb), SUPERBLOCK_OFFSET) == sizeof(sb) &&
+	    ext2fs_le16_to_cpu(sb.s_magic) == EXT2_SUPER_MAGIC &&
+	    !memcmp(sb.s_uuid, uuid, 16))
 		ok = 1;
 	close(fd);
 	if (!ok)
 		return 0;
-	h->feature_compat = e2cb_get_le32(sb + 0x5c);
-	h->feature_incompat = e2cb_get_le32(sb + 0x60);
-	h->feature_ro_compat = e2cb_get_le32(sb + 0x64);
-	memcpy(h->hash_seed, sb + 0xec, 16);
-	h->def_hash_version = sb[0xfc];
-	memcpy(h->encrypt_pw_salt, sb + 0x258, 16);
-	h->encoding = e2cb_get_le16(sb + 0x27c);
-	h->encoding_flags = e2cb_get_le16(sb + 0x27e);
-	h->inode_size = e2cb_get_le16(sb + 0x58);
+	h->feature_compat = ext2fs_le32_to_cpu(sb.s_feature_compat);
+	/*
+	 * A mounted filesystem's superblock says it needs recovery and may
+	 * have orphans; what the walk reads is the kernel's consistent
+	 * view, as an offline backup's header says after its replay.
+	 */
+	h->feature_incompat = ext2fs_le32_to_cpu(sb.s_feature_incompat) &
+			      ~EXT3_FEATURE_INCOMPAT_RECOVER;
+	h->feature_ro_compat = ext2fs_le32_to_cpu(sb.s_feature_ro_compat) &
+			       ~EXT4_FEATURE_RO_COMPAT_ORPHAN_PRESENT;
+	memcpy(h->hash_seed, sb.s_hash_seed, 16);
+	h->def_hash_version = sb.s_def_hash_version;
+	memcpy(h->encrypt_pw_salt, sb.s_encrypt_pw_salt, 16);
+	h->encoding = ext2fs_le16_to_cpu(sb.s_encoding);
+	h->encoding_flags = ext2fs_le16_to_cpu(sb.s_encoding_flags);
+	h->inode_size = ext2fs_le16_to_cpu(sb.s_inode_size);
 	return 1;
 }
 

@@ -110,9 +110,15 @@ def main(argv):
     off_tf, off = ca.read_archive(argv[2], stats)
     ha = ca.decode_header(on[0].recs["header"])
     hb = ca.decode_header(off[0].recs["header"])
-    for k in ("block_size", "root_ino"):
+    for k in ("block_size", "root_ino", "inode_size"):
         if ha[k] != hb[k]:
             bad("header: %s %r, offline %r", k, ha[k], hb[k])
+    # the superblock's fields: features, hash seed and version, the
+    # passphrase salt, the encoding and its flags (archive-format.txt)
+    ra, rb = on[0].recs["header"], off[0].recs["header"]
+    if ra[28:80] != rb[28:80]:
+        bad("header: superblock fields %s, offline %s",
+            ra[28:80].hex(), rb[28:80].hex())
     if ha["uuid"] != hb["uuid"]:
         print("header: uuid %s online, %s offline" %
               (ha["uuid"].hex(), hb["uuid"].hex()))
