@@ -3,7 +3,8 @@
  *
  * What every source and sink of e2cryptbak needs and none owns: the
  * inode map, the path buffer, growable arrays, base64url, full reads
- * and writes, little-endian fields and the names of the fscrypt modes.
+ * and writes, the escaping of paths shown, little-endian fields and the
+ * names of the fscrypt modes.
  * Each has a file of its own here and a tst_ program.
  *
  * This file may be redistributed under the terms of the GNU General
@@ -14,6 +15,7 @@
 #define E2CB_SUPPORT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <ext2fs/ext2fs.h>
 #include "e2cb_le.h"
@@ -81,6 +83,9 @@ extern int e2cb_b64url_decode(const char *in, size_t len, uint8_t *out,
 extern errcode_t e2cb_write_all(int fd, const void *buf, size_t len,
 				int64_t off);
 extern errcode_t e2cb_pread_all(int fd, void *buf, size_t len, uint64_t pos);
+
+/* escape.c: a path as every command shows it, control bytes as \xHH */
+extern void e2cb_put_path(FILE *f, const void *s, size_t len);
 
 
 #endif /* E2CB_SUPPORT_H */
