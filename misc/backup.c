@@ -383,16 +383,16 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 	errcode_t retval = 0;
 
 	if (ext2fs_fast_test_inode_bitmap2(b->dirs_seen, dir)) {
-		fprintf(stderr, "%s: directory inode %u (%s) is reached "
-			"twice (a loop in the directory tree); skipped\n",
-			program_name, dir, entry_path(b));
+		com_err(program_name, 0, "directory inode %u (%s) is reached "
+			"twice (a loop in the directory tree); skipped", dir,
+			entry_path(b));
 		b->skipped++;
 		return 0;
 	}
 	ext2fs_fast_mark_inode_bitmap2(b->dirs_seen, dir);
 	if (depth > MAX_DEPTH) {
-		fprintf(stderr, "%s: %s is nested deeper than %d levels; "
-			"skipped\n", program_name, entry_path(b), MAX_DEPTH);
+		com_err(program_name, 0, "%s is nested deeper than %d levels; "
+			"skipped", entry_path(b), MAX_DEPTH);
 		b->skipped++;
 		return 0;
 	}
@@ -424,19 +424,18 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		}
 		if (!cl.c[i].ino ||
 		    cl.c[i].ino > b->fs->super->s_inodes_count) {
-			fprintf(stderr, "%s: in directory inode %u (%s): "
-				"entry with bad inode number %u; skipped\n",
-				program_name, dir, entry_path(b),
-				cl.c[i].ino);
+			com_err(program_name, 0, "in directory inode %u (%s): "
+				"entry with bad inode number %u; skipped", dir,
+				entry_path(b), cl.c[i].ino);
 			b->skipped++;
 			continue;
 		}
 		if (depth == 1 && b->only_ino && !only_child(b, &cl.c[i]))
 			continue;
 		if (push_child_path(b, &cl.c[i], parent_enc)) {
-			fprintf(stderr, "%s: in directory inode %u (%s): "
-				"entry with '/' or NUL in its name; skipped\n",
-				program_name, dir, entry_path(b));
+			com_err(program_name, 0, "in directory inode %u (%s): "
+				"entry with '/' or NUL in its name; skipped",
+				dir, entry_path(b));
 			b->skipped++;
 			continue;
 		}
@@ -688,9 +687,8 @@ void e2cb_backup_summary(const struct e2cb_backup_opts *opts,
 		(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9,
 		c->skipped ? "; INCOMPLETE" : "");
 	if (c->skipped)
-		fprintf(stderr, "%s: %llu entries were skipped or found "
-			"damaged (see above): the archive is marked "
-			"incomplete\n", program_name,
+		com_err(program_name, 0, "%llu entries were skipped or found "
+			"damaged (see above): the archive is marked incomplete",
 			(unsigned long long) c->skipped);
 }
 

@@ -88,7 +88,7 @@ static void usage(FILE *f)
 static int usage_error(const char *msg)
 {
 	if (msg)
-		fprintf(stderr, "%s: %s\n", program_name, msg);
+		com_err(program_name, 0, "%s", msg);
 	usage(stderr);
 	return E2CB_EXIT_USAGE;
 }
@@ -545,8 +545,7 @@ static int close_stdout(int ret)
 		com_err(program_name, err, "while writing to standard "
 			"output");
 	else
-		fprintf(stderr, "%s: write error on standard output\n",
-			program_name);
+		com_err(program_name, 0, "write error on standard output");
 	return ret < E2CB_EXIT_ERROR ? E2CB_EXIT_ERROR : ret;
 }
 
@@ -596,7 +595,7 @@ static int run_command(int argc, char **argv)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "%s: unknown command '%s'\n", program_name, argv[1]);
+	com_err(program_name, 0, "unknown command '%s'", argv[1]);
 	return usage_error(NULL);
 }
 

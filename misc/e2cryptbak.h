@@ -9,6 +9,7 @@
 #define E2CRYPTBAK_H
 
 #include <signal.h>
+#include <stdarg.h>
 
 #include <ext2fs/ext2fs.h>
 #include "archive.h"
@@ -184,6 +185,14 @@ extern void e2cb_readahead_files_begin(struct e2cb_ra_files *ra,
 extern void e2cb_readahead_file(struct e2cb_ra_files *ra, ext2_ino_t ino);
 extern void e2cb_readahead_files_end(struct e2cb_ra_files *ra);
 extern void e2cb_readahead_inode_tables(ext2_filsys fs);
+
+/* report.c: com_err, with the path of the entry it is about first */
+extern void e2cb_vreport_path(const void *path, size_t len, errcode_t code,
+			      const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+extern void e2cb_report_path(const void *path, size_t len, errcode_t code,
+			     const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* source_check.c */
 extern errcode_t e2cb_check_source(const char *device, int for_write);

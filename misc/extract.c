@@ -35,35 +35,13 @@
 
 /* --- paths ---------------------------------------------------------------- */
 
-/* Names hold any byte but '/' and NUL: show the unprintable ones escaped */
-void e2cb_x_put_path(FILE *f, const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *) s;
-
-	if (!len) {
-		fputc('.', f);
-		return;
-	}
-	for (; len; len--, p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '\\')
-			fprintf(f, "\\x%02x", *p);
-		else
-			fputc(*p, f);
-	}
-}
-
 /* The entry at the current plaintext path: what of it went wrong */
 static void vreport(struct xt *x, errcode_t err, const char *fmt,
 		    va_list ap)
 {
 	fflush(stdout);
-	fprintf(stderr, "%s: ", program_name);
-	e2cb_x_put_path(stderr, x->plain.s ? x->plain.s : "", x->plain.len);
-	fputs(": ", stderr);
-	vfprintf(stderr, fmt, ap);
-	if (err)
-		fprintf(stderr, ": %s", error_message(err));
-	fputc('\n', stderr);
+	e2cb_vreport_path(x->plain.s ? x->plain.s : "", x->plain.len, err,
+			  fmt, ap);
 }
 
 void e2cb_x_report(struct xt *x, errcode_t err, const char *fmt, ...)
@@ -579,42 +557,38 @@ static int finish(struct xt *x)
 	/* what the backup could not read is not here either */
 	t = x->r && !x->damaged ? e2cb_reader_trailer(x->r) : NULL;
 	if (t && (t->tflags & E2CB_TF_INCOMPLETE)) {
-		fprintf(stderr, "%s: %s: the backup is incomplete: %llu "
-			"entries could not be read from the source\n",
-			program_name, x->o->source,
-			(unsigned long long) t->skipped);
+		com_err(program_name, 0, "%s: the backup is incomplete: %llu "
+			"entries could not be read from the source",
+			x->o->source, (unsigned long long) t->skipped);
 		incomplete = 1;
 	}
 	e2cb_x_print_missing(x);
 	e2cb_x_note_unused_keys(x);
 	if (x->notroot)
-		fprintf(stderr, "%s: %llu device nodes not created (not "
-			"root)\n", program_name,
-			(unsigned long long) x->notroot);
+		com_err(program_name, 0, "%llu device nodes not created (not "
+			"root)", (unsigned long long) x->notroot);
 	if (x->nodevices)
-		fprintf(stderr, "%s: %llu device nodes not created "
-			"(--no-devices)\n", program_name,
-			(unsigned long long) x->nodevices);
+		com_err(program_name, 0, "%llu device nodes not created "
+			"(--no-devices)", (unsigned long long) x->nodevices);
 	if (x->xattr_warnings)
-		fprintf(stderr, "%s: %llu extended attributes not set "
-			"(see above)\n", program_name,
-			(unsigned long long) x->xattr_warnings);
+		com_err(program_name, 0, "%llu extended attributes not set "
+			"(see above)", (unsigned long long) x->xattr_warnings);
 	fflush(stderr);
 	print_summary(x);
 	if (x->stop_cut) {
 		fflush(stdout);
-		fprintf(stderr, "%s: standard output: a file is cut short "
+		com_err(program_name, 0, "standard output: a file is cut short "
 			"(%s): extraction stopped; the entries after it were "
-			"not extracted\n", program_name,
-			error_message(x->stop));
+			"not extracted", error_message(x->stop));
 		return E2CB_EXIT_ERROR;
 	}
 	if (x->stop) {
 		fflush(stdout);
-		fprintf(stderr, "%s: %s: %s: extraction stopped; the entries "
-			"after it were not extracted\n", program_name,
+		com_err(program_name, 0, "%s: %s: extraction stopped; the "
+			"entries after it were not extracted",
 			x->o->to_stdout ? "standard output" :
-			x->o->dir ? x->o->dir : ".", error_message(x->stop));
+			x->o->dir ? x->o->dir : ".",
+			error_message(x->stop));
 		return E2CB_EXIT_ERROR;
 	}
 	if (x->o->list_only && ferror(stdout))
@@ -622,8 +596,8 @@ static int finish(struct xt *x)
 	if (x->damaged)
 		return E2CB_EXIT_DAMAGED;
 	if (x->enc_seen && !x->enc_ok) {
-		fprintf(stderr, "%s: none of the encrypted entries could be "
-			"decrypted with the keys given\n", program_name);
+		com_err(program_name, 0, "none of the encrypted entries could "
+			"be decrypted with the keys given");
 		return E2CB_EXIT_ERROR;
 	}
 	if (x->missing || x->refused || x->failed || notfound || incomplete)

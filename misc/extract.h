@@ -208,7 +208,6 @@ static inline int e2cb_x_is_type(const struct xentry *e, int type)
 /* extract.c: the per-entry driver, and messages */
 extern int e2cb_x_process(struct xt *x, const struct xentry *e,
 			  size_t depth);
-extern void e2cb_x_put_path(FILE *f, const char *s, size_t len);
 extern void e2cb_x_report(struct xt *x, errcode_t err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 extern void e2cb_x_report_dest(struct xt *x, errcode_t err,

@@ -27,7 +27,7 @@ static errcode_t archive_data(const struct e2cb_entry *ae EXT2FS_ATTR((unused)),
 static void report_damage(struct xt *x)
 {
 	fflush(stdout);
-	fprintf(stderr, "%s: %s: damaged: %s\n", program_name, x->o->source,
+	com_err(program_name, 0, "%s: damaged: %s", x->o->source,
 		e2cb_reader_error(x->r));
 	x->damaged = 1;
 }
@@ -189,7 +189,7 @@ int e2cb_x_open_archive(struct xt *x, uint8_t salt[16])
 	err = e2cb_reader_open(x->o->source, x->o->list_only ? 0 :
 			       E2CB_READ_DATA, &x->r);
 	if (err) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, x->o->source,
+		com_err(program_name, 0, "%s: %s", x->o->source,
 			e2cb_reader_error(x->r));
 		return err == EXT2_ET_CRYPT_BAD_BLOB ? E2CB_EXIT_DAMAGED :
 		       E2CB_EXIT_ERROR;

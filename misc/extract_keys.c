@@ -62,14 +62,14 @@ void e2cb_x_print_missing(struct xt *x)
 	for (i = 0; i < x->nmiss; i++) {
 		fscrypt_spec_string(&x->miss[i].spec, spec, sizeof(spec));
 		fflush(stdout);
-		fprintf(stderr, "%s: no key given for %s: %llu entr%s not "
-			"extracted:\n", program_name, spec,
+		com_err(program_name, 0, "no key given for %s: %llu entr%s not "
+			"extracted:", spec,
 			(unsigned long long) x->miss[i].count,
 			x->miss[i].count == 1 ? "y" : "ies");
 		for (j = 0; j < x->miss[i].npaths; j++) {
 			fputs("  ", stderr);
-			e2cb_x_put_path(stderr, x->miss[i].paths[j],
-					strlen(x->miss[i].paths[j]));
+			e2cb_put_path(stderr, x->miss[i].paths[j],
+				      strlen(x->miss[i].paths[j]));
 			fputc('\n', stderr);
 		}
 	}
@@ -114,9 +114,9 @@ static void warn_if_readable(const char *what, const char *path)
 
 	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (st.st_mode & (S_IRWXG | S_IRWXO)))
-		fprintf(stderr, "%s: warning: %s %s is accessible by others "
-			"(mode %04o); chmod 600 it\n", program_name, what,
-			path, (unsigned int) (st.st_mode & 07777));
+		com_err(program_name, 0, "warning: %s %s is accessible by "
+			"others (mode %04o); chmod 600 it", what, path,
+			(unsigned int) (st.st_mode & 07777));
 }
 
 /*
@@ -174,9 +174,9 @@ int e2cb_x_load_keys(struct xt *x, const uint8_t salt[16])
 	if (!err && x->o->passphrase_file && !x->o->nprotectors) {
 		warn_if_readable("passphrase file", x->o->passphrase_file);
 		if (!memcmp(salt, zero, 16))
-			fprintf(stderr, "%s: warning: the filesystem has no "
-				"passphrase salt; the key is derived with a "
-				"zero salt\n", program_name);
+			com_err(program_name, 0, "warning: the filesystem has "
+				"no passphrase salt; the key is derived with a "
+				"zero salt");
 		err = fscrypt_keyring_add_passphrase_file(x->kr,
 						x->o->passphrase_file, salt);
 		if (err)
@@ -190,9 +190,9 @@ int e2cb_x_load_keys(struct xt *x, const uint8_t salt[16])
 			return ret;
 	}
 	if (!err && fscrypt_secure_unlocked())
-		fprintf(stderr, "%s: warning: key memory could not be locked "
-			"(RLIMIT_MEMLOCK); it is still kept out of core "
-			"dumps\n", program_name);
+		com_err(program_name, 0, "warning: key memory could not be "
+			"locked (RLIMIT_MEMLOCK); it is still kept out of core "
+			"dumps");
 	return err ? E2CB_EXIT_ERROR : 0;
 }
 
@@ -210,7 +210,7 @@ void e2cb_x_note_unused_keys(struct xt *x)
 			continue;
 		fscrypt_spec_string(&v2, s2, sizeof(s2));
 		fscrypt_spec_string(&v1, s1, sizeof(s1));
-		fprintf(stderr, "%s: note: key %zu (%s, %s) opened nothing\n",
-			program_name, i + 1, s2, s1);
+		com_err(program_name, 0, "note: key %zu (%s, %s) opened "
+			"nothing", i + 1, s2, s1);
 	}
 }

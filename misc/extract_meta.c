@@ -111,9 +111,10 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 	ret = t->proc ? setxattr(t->proc, full, value, value_len, 0) :
 	      fsetxattr(t->fd, full, value, value_len, 0);
 	if (ret < 0) {
-		e2cb_x_report(t->x, errno, "cannot set extended attribute %s",
+		ret = errno;
+		e2cb_x_report(t->x, ret, "cannot set extended attribute %s",
 			      full);
-		if (xattr_unsettable(errno))
+		if (xattr_unsettable(ret))
 			t->x->xattr_warnings++;
 		else
 			t->failed = 1;

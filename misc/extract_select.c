@@ -93,8 +93,8 @@ int e2cb_x_set_selection(struct xt *x)
 	for (i = 0; i < x->o->npaths; i++) {
 		x->sel[i].s = normalize_sel(x->o->paths[i]);
 		if (!x->sel[i].s) {
-			fprintf(stderr, "%s: %s: a PATH may not contain "
-				"'..'\n", program_name, x->o->paths[i]);
+			com_err(program_name, 0, "%s: a PATH may not contain "
+				"'..'", x->o->paths[i]);
 			return E2CB_EXIT_USAGE;
 		}
 		x->sel[i].len = strlen(x->sel[i].s);
@@ -112,8 +112,8 @@ int e2cb_x_report_unselected(struct xt *x)
 	for (i = 0; i < x->nsel; i++) {
 		if (x->sel[i].found)
 			continue;
-		fprintf(stderr, "%s: %s: not found in %s\n", program_name,
-			x->o->paths[i], x->o->source);
+		com_err(program_name, 0, "%s: not found in %s", x->o->paths[i],
+			x->o->source);
 		notfound++;
 	}
 	return notfound;

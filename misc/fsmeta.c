@@ -33,28 +33,11 @@
 #define RECORD_MAX	65536		/* fscrypt's are a few hundred */
 #define SECRET_MAX	(1024 + 2)
 
-/*
- * Names and paths of records are the filesystem's, not ours: control
- * bytes are shown escaped (\\xHH), as extract shows paths.
- */
-static void put_escaped(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *) s;
-
-	for (; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '\\')
-			fprintf(f, "\\x%02x", *p);
-		else
-			fputc(*p, f);
-	}
-}
-
-/* A record left out, and why */
+/* A record left out, and why; its path is the filesystem's: escaped */
 static void ignored(const char *where, errcode_t err)
 {
-	fprintf(stderr, "%s: ", program_name);
-	put_escaped(stderr, where);
-	fprintf(stderr, ": %s; it is ignored\n", error_message(err));
+	e2cb_report_path(where, strlen(where), 0, "%s; it is ignored",
+			 error_message(err));
 }
 
 /* A protector's name, escaped as above, for a message */
@@ -63,16 +46,15 @@ static void ignored(const char *where, errcode_t err)
 static const char *shown(const struct fscrypt_protector *pr,
 			 char buf[SHOWN_MAX])
 {
-	const unsigned char *p = (const unsigned char *) pr->name;
-	size_t n = 0;
+	size_t len = strlen(pr->name);
+	FILE *f;
 
-	for (; *p && n + 5 <= SHOWN_MAX; p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '\\')
-			n += snprintf(buf + n, 5, "\\x%02x", *p);
-		else
-			buf[n++] = *p;
-	}
-	buf[n] = 0;
+	buf[0] = 0;
+	if (!len || !(f = fmemopen(buf, SHOWN_MAX - 1, "w")))
+		return buf;
+	e2cb_put_path(f, pr->name, len);
+	fclose(f);
+	buf[SHOWN_MAX - 1] = 0;		/* fmemopen ends a full one without */
 	return buf;
 }
 
@@ -406,7 +388,7 @@ int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name,
 	err = e2cb_reader_open(name, 0, &rd);
 	if (err) {
 		if (!quiet)
-			fprintf(stderr, "%s: %s: %s\n", program_name, name,
+			com_err(program_name, 0, "%s: %s", name,
 				e2cb_reader_error(rd));
 		e2cb_reader_close(rd);
 		return quiet ? 0 : E2CB_EXIT_ERROR;
@@ -541,14 +523,14 @@ static errcode_t get_secret(const struct e2cb_extract_opts *o,
 	if (path && strcmp(path, "-"))
 		return read_secret_path(path, raw, buf, SECRET_MAX, len);
 	if (!path && raw) {
-		fprintf(stderr, "%s: protector \"%s\" (%s) is a raw_key one: "
-			"give its key file with --protector-key FILE\n",
-			program_name, shown(pr, name), pr->descriptor);
+		com_err(program_name, 0, "protector \"%s\" (%s) is a raw_key "
+			"one: give its key file with --protector-key FILE",
+			shown(pr, name), pr->descriptor);
 		return EINVAL;
 	}
 	if (!strcmp(o->source, "-")) {
-		fprintf(stderr, "%s: the archive is read from standard "
-			"input: the %s cannot be too\n", program_name,
+		com_err(program_name, 0, "the archive is read from standard "
+			"input: the %s cannot be too",
 			raw ? "key" : "passphrase");
 		return EINVAL;
 	}
@@ -577,17 +559,16 @@ find_protector(const struct e2cb_fsmeta *m, const char *sel)
 	if (n == 1)
 		return found;
 	if (n > 1) {
-		fprintf(stderr, "%s: %d protectors are named \"%s\"; give "
-			"the ID of one:", program_name, (int) n, sel);
+		com_err(program_name, 0, "%d protectors are named \"%s\"; "
+			"give the ID of one:", (int) n, sel);
 		for (i = 0; i < m->nprot; i++)
 			if (!strcmp(m->prot[i].pr.name, sel))
-				fprintf(stderr, " %s",
+				fprintf(stderr, "  %s\n",
 					m->prot[i].pr.descriptor);
-		fputc('\n', stderr);
 		return NULL;
 	}
-	fprintf(stderr, "%s: no protector \"%s\" among the %zu fscrypt "
-		"protector records found%s\n", program_name, sel, m->nprot,
+	com_err(program_name, 0, "no protector \"%s\" among the %zu fscrypt "
+		"protector records found%s", sel, m->nprot,
 		m->links ? " (some are linked from another filesystem: "
 		"give its .fscrypt with --fscrypt-dir)" :
 		m->nprot ? "" : " (give a .fscrypt directory with "
@@ -649,26 +630,25 @@ static int unlock_one(const struct e2cb_fsmeta *m,
 		goto out;
 	}
 	if (pr->source != FSCRYPT_SOURCE_RAW_KEY)
-		fprintf(stderr, "%s: protector \"%s\" (%s, %s): Argon2id, "
-			"%lld passes over %lld KiB, %lld lanes\n",
-			program_name, shown(pr, name), pr->descriptor,
-			fscrypt_source_name(pr->source),
-			(long long) pr->time, (long long) pr->memory,
-			(long long) pr->parallelism);
+		com_err(program_name, 0, "protector \"%s\" (%s, %s): Argon2id, "
+			"%lld passes over %lld KiB, %lld lanes",
+			shown(pr, name), pr->descriptor,
+			fscrypt_source_name(pr->source), (long long) pr->time,
+			(long long) pr->memory, (long long) pr->parallelism);
 	err = fscrypt_protector_unlock(pr, secret, len, pkey);
 	if (err) {
 		com_err(program_name, err, "while opening protector \"%s\" "
 			"(%s)", shown(pr, name), pr->descriptor);
 		if (err == FSCRYPT_ET_HASH_MEMORY)
-			fprintf(stderr, "%s: it needs %lld KiB\n",
-				program_name, (long long) pr->memory);
+			com_err(program_name, 0, "it needs %lld KiB",
+				(long long) pr->memory);
 		goto out;
 	}
 	ret = open_policies(m, pr, pkey, kr, &n);
 	if (!ret && !n) {
-		fprintf(stderr, "%s: protector \"%s\" (%s) protects none of "
-			"the %zu fscrypt policies found\n", program_name,
-			shown(pr, name), pr->descriptor, m->npol);
+		com_err(program_name, 0, "protector \"%s\" (%s) protects none "
+			"of the %zu fscrypt policies found", shown(pr, name),
+			pr->descriptor, m->npol);
 		ret = E2CB_EXIT_ERROR;
 	}
 out:
@@ -694,24 +674,24 @@ static int check_sources(const struct e2cb_extract_opts *o,
 			npass++;
 	}
 	if (nraw > 1) {
-		fprintf(stderr, "%s: one raw_key protector at a time: "
-			"--protector-key gives one key\n", program_name);
+		com_err(program_name, 0, "one raw_key protector at a time: "
+			"--protector-key gives one key");
 		return E2CB_EXIT_USAGE;
 	}
 	if (npass > 1 && o->passphrase_file &&
 	    strcmp(o->passphrase_file, "-")) {
-		fprintf(stderr, "%s: --passphrase-file gives one passphrase: "
-			"for %d protectors, give each a line of standard "
-			"input (--passphrase-file -) or type them at the "
-			"prompts\n", program_name, npass);
+		com_err(program_name, 0, "--passphrase-file gives one "
+			"passphrase: for %d protectors, give each a line of "
+			"standard input (--passphrase-file -) or type them at "
+			"the prompts", npass);
 		return E2CB_EXIT_USAGE;
 	}
 	raw_stdin = o->protector_key && !strcmp(o->protector_key, "-");
 	pass_stdin = o->passphrase_file ? !strcmp(o->passphrase_file, "-") :
 		     !isatty(0);
 	if (nraw && npass && raw_stdin && pass_stdin) {
-		fprintf(stderr, "%s: standard input cannot give both the "
-			"raw key and the passphrases\n", program_name);
+		com_err(program_name, 0, "standard input cannot give both the "
+			"raw key and the passphrases");
 		return E2CB_EXIT_USAGE;
 	}
 	return 0;

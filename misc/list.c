@@ -54,11 +54,10 @@ static int open_reader(const char *name, int flags, struct e2cb_reader **r)
 	if (!retval)
 		return 0;
 	if (retval == EXT2_ET_CRYPT_BAD_BLOB) {
-		fprintf(stderr, "%s: %s: %s\n", program_name, name,
-			e2cb_reader_error(*r));
+		com_err(program_name, 0, "%s: %s", name, e2cb_reader_error(*r));
 		return E2CB_EXIT_DAMAGED;
 	}
-	fprintf(stderr, "%s: %s\n", program_name, e2cb_reader_error(*r));
+	com_err(program_name, 0, "%s", e2cb_reader_error(*r));
 	return E2CB_EXIT_ERROR;
 }
 
@@ -107,8 +106,7 @@ int e2cb_list(const char *name, int long_format, const char *const *dirs,
 	}
 	if (ret < 0) {
 		fflush(stdout);
-		fprintf(stderr, "%s: %s: %s\n", program_name, name,
-			e2cb_reader_error(r));
+		com_err(program_name, 0, "%s: %s", name, e2cb_reader_error(r));
 		ret = E2CB_EXIT_DAMAGED;
 		goto out;
 	}
@@ -161,7 +159,7 @@ int e2cb_verify(const char *name)
 	while ((ret = e2cb_reader_next(r, &e)) == 0)
 		;
 	if (ret < 0) {
-		fprintf(stderr, "%s: %s: damaged: %s\n", program_name, name,
+		com_err(program_name, 0, "%s: damaged: %s", name,
 			e2cb_reader_error(r));
 		ret = E2CB_EXIT_DAMAGED;
 		goto out;
@@ -169,9 +167,9 @@ int e2cb_verify(const char *name)
 	print_verified(name, r);
 	ret = E2CB_EXIT_OK;
 	if (e2cb_reader_trailer(r)->tflags & E2CB_TF_INCOMPLETE) {
-		fprintf(stderr, "%s: %s: the backup is incomplete: %llu "
-			"entries could not be read from the source\n",
-			program_name, name, (unsigned long long)
+		com_err(program_name, 0, "%s: the backup is incomplete: %llu "
+			"entries could not be read from the source", name,
+			(unsigned long long)
 			e2cb_reader_trailer(r)->skipped);
 		ret = E2CB_EXIT_INCOMPLETE;
 	}

@@ -41,23 +41,6 @@ static void mode_string(uint32_t mode, char *s)
 	s[10] = 0;
 }
 
-/* @len bytes of a path or target, escaped; the root's empty path is "." */
-static void put_path(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *) s;
-
-	if (!len) {
-		putchar('.');
-		return;
-	}
-	for (; len; len--, p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '\\')
-			printf("\\x%02x", *p);
-		else
-			putchar(*p);
-	}
-}
-
 /* Whether the path shown is the path stored: bytes and lengths */
 static int same_path(const struct e2cb_list_line *l)
 {
@@ -84,13 +67,13 @@ void e2cb_list_line(const struct e2cb_list_line *l, int long_format,
 		printf("%s %6u/%-6u %12llu ", mode, l->uid, l->gid,
 		       (unsigned long long) l->size);
 	}
-	put_path(l->path, l->path_len);
+	e2cb_put_path(stdout, l->path, l->path_len);
 	if (l->link_to) {
 		fputs(" link to ", stdout);
-		put_path(l->link_to, l->link_to_len);
+		e2cb_put_path(stdout, l->link_to, l->link_to_len);
 	} else if (l->target) {
 		fputs(" -> ", stdout);
-		put_path(l->target, l->target_len);
+		e2cb_put_path(stdout, l->target, l->target_len);
 	}
 	if (l->note)
 		printf(" [%s]", l->note);
@@ -98,7 +81,7 @@ void e2cb_list_line(const struct e2cb_list_line *l, int long_format,
 		fputs(" [encrypted]", stdout);
 	} else if (l->encrypted) {
 		fputs(" [encrypted: ", stdout);
-		put_path(l->stored, l->stored_len);
+		e2cb_put_path(stdout, l->stored, l->stored_len);
 		putchar(']');
 	}
 	if (long_format && l->ctx) {

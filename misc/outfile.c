@@ -263,9 +263,8 @@ errcode_t e2cb_outfile_open(const char *output, struct e2cb_outfile **ret)
 
 	if (!strcmp(output, "-")) {
 		if (isatty(1)) {
-			fprintf(stderr, "%s: refusing to write an archive to "
-				"a terminal; use -o FILE or a pipe\n",
-				program_name);
+			com_err(program_name, 0, "refusing to write an archive "
+				"to a terminal; use -o FILE or a pipe");
 			return EXT2_ET_BAD_DEVICE_NAME;
 		}
 		return e2cb_outfile_open_fd(1, "standard output", ret);

@@ -100,9 +100,9 @@ static int lock_target(struct restore *rs)
 	if (errno == EWOULDBLOCK) {
 		/* names the holder, unless it let go meanwhile */
 		if (!e2cb_check_source(dev, 1))
-			fprintf(stderr, "%s: %s is in use by another "
+			com_err(program_name, 0, "%s is in use by another "
 				"e2cryptbak restore (or another program holds "
-				"a lock on it)\n", program_name, dev);
+				"a lock on it)", dev);
 		return -1;
 	}
 	/* a filesystem without flock (some NFS): go on as before */
@@ -130,8 +130,8 @@ static int open_undo(const char *name, char *path, size_t size)
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		fprintf(stderr, "%s: %s: the undo file must be a regular file "
-			"with one name\n", program_name, name);
+		com_err(program_name, 0, "%s: the undo file must be a regular "
+			"file with one name", name);
 		close(fd);
 		return -1;
 	}
@@ -196,8 +196,8 @@ static int check_unmounted(struct restore *rs)
 {
 	if (!e2cb_check_source(rs->opts->device, 1))
 		return 0;
-	fprintf(stderr, "%s: refusing to restore: %s became busy while the "
-		"archive was checked; nothing was written\n", program_name,
+	com_err(program_name, 0, "refusing to restore: %s became busy while "
+		"the archive was checked; nothing was written",
 		rs->opts->device);
 	return E2CB_EXIT_ERROR;
 }
@@ -270,8 +270,8 @@ static void show_progress(struct restore *rs, time_t *last, int done)
 /* The writing pass reads what the first one checked, or stops. */
 static int changed(struct restore *rs, const char *why)
 {
-	fprintf(stderr, "%s: %s changed since it was checked: %s\n",
-		program_name, rs->shown, why);
+	com_err(program_name, 0, "%s changed since it was checked: %s",
+		rs->shown, why);
 	return E2CB_EXIT_ERROR;
 }
 
@@ -444,11 +444,11 @@ static void report(struct restore *rs, int ret)
 	const struct e2cb_restore_opts *opts = rs->opts;
 
 	if (stop_signal)
-		fprintf(stderr, "%s: stopped by %s\n", program_name,
+		com_err(program_name, 0, "stopped by %s",
 			signal_name(stop_signal));
 	if (ret || stop_signal)
-		fprintf(stderr, "%s: restored %llu of %llu entries; the target "
-			"is consistent up to there%s%s\n", program_name,
+		com_err(program_name, 0, "restored %llu of %llu entries; the "
+			"target is consistent up to there%s%s",
 			(unsigned long long) rs->done_entries,
 			(unsigned long long) rs->plan.entries,
 			opts->undo_file ? "; e2undo rolls it back with " : "",
@@ -513,8 +513,8 @@ out:
 	if (stop_signal) {
 		e2cb_source_close(src);
 		if (!rs.writing)
-			fprintf(stderr, "%s: stopped by %s before the first "
-				"write; %s is unchanged\n", program_name,
+			com_err(program_name, 0, "stopped by %s before the "
+				"first write; %s is unchanged",
 				signal_name(stop_signal), opts->device);
 		die_of_signal();
 	}
@@ -560,9 +560,8 @@ int e2cb_copy(const struct e2cb_copy_opts *opts)
 	int ret;
 
 	if (same_file(opts->source, opts->restore.device)) {
-		fprintf(stderr, "%s: refusing to copy: %s and %s are the same "
-			"filesystem\n", program_name, opts->source,
-			opts->restore.device);
+		com_err(program_name, 0, "refusing to copy: %s and %s are the "
+			"same filesystem", opts->source, opts->restore.device);
 		return E2CB_EXIT_ERROR;
 	}
 	if (e2cb_image_source_open(opts->source, opts->source_path,
@@ -571,10 +570,9 @@ int e2cb_copy(const struct e2cb_copy_opts *opts)
 	ret = e2cb_restore_source(&opts->restore, src);
 	t = src->ops->trailer(src);
 	if (!ret && t && t->skipped) {
-		fprintf(stderr, "%s: %llu entries of %s were skipped or found "
-			"damaged (see above): the copy is incomplete\n",
-			program_name, (unsigned long long) t->skipped,
-			opts->source);
+		com_err(program_name, 0, "%llu entries of %s were skipped or "
+			"found damaged (see above): the copy is incomplete",
+			(unsigned long long) t->skipped, opts->source);
 		ret = E2CB_EXIT_INCOMPLETE;
 	}
 	e2cb_source_close(src);

@@ -170,7 +170,8 @@ extern int e2cb_restore_source(const struct e2cb_restore_opts *opts,
 extern int e2cb_restore_plan(struct restore *rs);
 extern void e2cb_restore_plan_free(struct plan *p);
 extern int e2cb_restore_check_room(struct restore *rs);
-extern int e2cb_restore_refuse(const char *fmt, const char *arg);
+extern int e2cb_restore_refuse(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 extern int e2cb_restore_policy_ties_ino(const uint8_t *ctx, size_t len);
 extern void e2cb_restore_entry_name(const struct e2cb_entry *e,
 				    struct ext4_encrypted_name *n);

@@ -35,8 +35,8 @@ static errcode_t fault_hit(void)
 	if (!fault.armed || fault.fired || ++fault.count != fault.nth)
 		return 0;
 	fault.fired = 1;
-	fprintf(stderr, "%s: test: I/O request %llu of entry %llu fails\n",
-		program_name, (unsigned long long) fault.nth,
+	com_err(program_name, 0, "test: I/O request %llu of entry %llu fails",
+		(unsigned long long) fault.nth,
 		(unsigned long long) fault.entry);
 	return EIO;
 }

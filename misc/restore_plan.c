@@ -113,11 +113,19 @@ static errcode_t count_data(const struct e2cb_entry *e, uint64_t off,
 	return 0;
 }
 
-int e2cb_restore_refuse(const char *fmt, const char *arg)
+int e2cb_restore_refuse(const char *fmt, ...)
 {
-	fprintf(stderr, "%s: refusing to restore: ", program_name);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
+	char *why = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&why, fmt, ap);
+	va_end(ap);
+	com_err(program_name, 0, "refusing to restore: %s",
+		n < 0 ? "(out of memory for the reason)" : why);
+	if (n >= 0)
+		free(why);
 	return E2CB_EXIT_ERROR;
 }
 
@@ -140,8 +148,8 @@ static int check_root_entry(const struct e2cb_entry *e)
 
 static int refuse_entry(const struct e2cb_entry *e, const char *why)
 {
-	fprintf(stderr, "%s: refusing to restore: entry %llu (%s): %s\n",
-		program_name, (unsigned long long) e->index, e->path, why);
+	com_err(program_name, 0, "refusing to restore: entry %llu (%s): %s",
+		(unsigned long long) e->index, e->path, why);
 	return E2CB_EXIT_ERROR;
 }
 
@@ -481,8 +489,8 @@ static void note_device(struct restore *rs, const struct e2cb_entry *e)
 	    (!LINUX_S_ISCHR(e->rec.mode) && !LINUX_S_ISBLK(e->rec.mode)))
 		return;
 	if (p->devices++ < DEVICES_SHOWN)
-		fprintf(stderr, "%s: entry %llu (%s): %s device %u:%u\n",
-			program_name, (unsigned long long) e->index, e->path,
+		com_err(program_name, 0, "entry %llu (%s): %s device %u:%u",
+			(unsigned long long) e->index, e->path,
 			LINUX_S_ISCHR(e->rec.mode) ? "character" : "block",
 			e->rec.rdev_major, e->rec.rdev_minor);
 }
@@ -494,8 +502,8 @@ static int refuse_devices(struct restore *rs)
 	if (!rs->plan.devices)
 		return 0;
 	if (rs->plan.devices > DEVICES_SHOWN)
-		fprintf(stderr, "%s: and %llu more device nodes\n",
-			program_name, (unsigned long long)
+		com_err(program_name, 0, "and %llu more device nodes",
+			(unsigned long long)
 			(rs->plan.devices - DEVICES_SHOWN));
 	snprintf(msg, sizeof(msg), "the archive holds %llu device nodes "
 		 "(--no-devices)", (unsigned long long) rs->plan.devices);
@@ -706,9 +714,8 @@ int e2cb_restore_plan(struct restore *rs)
 	if (status > 0)
 		return status;
 	if (status < 0) {
-		fprintf(stderr, "%s: %s: damaged, nothing restored: %s\n",
-			program_name, rs->shown,
-			e2cb_source_error(rs->src));
+		com_err(program_name, 0, "%s: damaged, nothing restored: %s",
+			rs->shown, e2cb_source_error(rs->src));
 		return E2CB_EXIT_DAMAGED;
 	}
 	retval = e2cb_source_stream_digest(rs->src, p->stream);

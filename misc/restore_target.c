@@ -68,12 +68,11 @@ static int check_uuid(struct restore *rs, const struct e2cb_header *h)
 	e2cb_uuid_string(h->uuid, want);
 	e2cb_uuid_string(fs->super->s_uuid, have);
 	if (!rs->opts->set_uuid) {
-		fprintf(stderr, "%s: refusing to restore: the archive holds "
-			"files whose encryption (IV_INO_LBLK_64/32) is tied "
-			"to filesystem UUID %s and their inode numbers; the "
-			"target's UUID is %s.  Use --set-uuid to give the "
-			"target the archive's UUID.\n", program_name, want,
-			have);
+		com_err(program_name, 0, "refusing to restore: the archive "
+			"holds files whose encryption (IV_INO_LBLK_64/32) is "
+			"tied to filesystem UUID %s and their inode numbers; "
+			"the target's UUID is %s.  Use --set-uuid to give the "
+			"target the archive's UUID.", want, have);
 		return E2CB_EXIT_ERROR;
 	}
 	if (target_has_lblk_policies(fs, &tied) || tied) {
@@ -167,12 +166,11 @@ static int check_salt(struct restore *rs, const struct e2cb_header *h)
 	    !e2cb_salt_string(have, cur) ||
 	    !memcmp(have, h->encrypt_pw_salt, 16))
 		return 0;
-	fprintf(stderr, "%s: refusing to restore: e4crypt derives the "
-		"passphrase keys of the archive's v1-encrypted files with "
-		"salt %s, and %s has salt %s.  Use --keep-pw-salt to keep "
-		"the target's salt; \"e4crypt add_key -S %s\" then derives "
-		"the archive's keys.\n", program_name, want, rs->opts->device,
-		cur, want);
+	com_err(program_name, 0, "refusing to restore: e4crypt derives the "
+		"passphrase keys of the archive's v1-encrypted files with salt "
+		"%s, and %s has salt %s.  Use --keep-pw-salt to keep the "
+		"target's salt; \"e4crypt add_key -S %s\" then derives the "
+		"archive's keys.", want, rs->opts->device, cur, want);
 	return E2CB_EXIT_ERROR;
 }
 
@@ -209,12 +207,12 @@ static void warn_times(struct restore *rs)
 
 	if (p->time_min >= TIME_MIN && p->time_max <= max)
 		return;
-	fprintf(stderr, "%s: the archive holds times from %lld to %lld "
-		"seconds since 1970; the target's %u-byte inodes hold %lld "
-		"to %lld: the others are clamped, as the kernel clamps "
-		"them\n", program_name, (long long) p->time_min,
-		(long long) p->time_max, EXT2_INODE_SIZE(rs->fs->super),
-		(long long) TIME_MIN, (long long) max);
+	com_err(program_name, 0, "the archive holds times from %lld to %lld "
+		"seconds since 1970; the target's %u-byte inodes hold %lld to "
+		"%lld: the others are clamped, as the kernel clamps them",
+		(long long) p->time_min, (long long) p->time_max,
+		EXT2_INODE_SIZE(rs->fs->super), (long long) TIME_MIN,
+		(long long) max);
 }
 
 /* Everything the target must offer, checked before the first write. */
@@ -265,10 +263,10 @@ int e2cb_restore_preflight(struct restore *rs, const struct e2cb_header *h)
 		return E2CB_EXIT_ERROR;
 	warn_times(rs);
 	if (p->verity_untreed)
-		fprintf(stderr, "%s: %llu fs-verity files are unencrypted: "
-			"the archive holds no Merkle tree for them, and they "
-			"are restored as plain files (fsverity enable makes "
-			"them verity files again)\n", program_name,
+		com_err(program_name, 0, "%llu fs-verity files are "
+			"unencrypted: the archive holds no Merkle tree for "
+			"them, and they are restored as plain files (fsverity "
+			"enable makes them verity files again)",
 			(unsigned long long) p->verity_untreed);
 	return 0;
 }
@@ -425,9 +423,9 @@ static int refuse_name(const char *where,
 	char shown[E2CB_B64_LEN(EXT2_NAME_LEN) + 1];
 
 	shown[e2cb_b64url_encode(n->name, n->name_len, shown)] = 0;
-	fprintf(stderr, "%s: refusing to restore: %s already holds an "
-		"entry named %.*s (base64url %s)\n", program_name, where,
-		(int) n->name_len, (const char *) n->name, shown);
+	com_err(program_name, 0, "refusing to restore: %s already holds an "
+		"entry named %.*s (base64url %s)", where, (int) n->name_len,
+		(const char *) n->name, shown);
 	return E2CB_EXIT_ERROR;
 }
 

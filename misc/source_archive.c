@@ -48,7 +48,7 @@ static errcode_t as_rewind(struct e2cb_source *src)
 	retval = e2cb_reader_open_fd(as->fd, E2CB_READ_DATA | E2CB_READ_HASH,
 				     &as->r);
 	if (retval)
-		fprintf(stderr, "%s: %s: %s\n", program_name, src->shown,
+		com_err(program_name, 0, "%s: %s", src->shown,
 			e2cb_reader_error(as->r));
 	return retval;
 }

@@ -524,28 +524,27 @@ static int report_obj(const struct sc_state *sc, const struct sc_obj *o)
 
 	if (!o->is_file && find_mount(o->rdev, mtpt, sizeof(mtpt), &rw) &&
 	    (rw || sc->for_write)) {
-		fprintf(stderr, "%s: %s%s%s is mounted %s on %s; %s\n",
-			program_name, sc->device, o->how, which,
-			rw ? "read-write" : "read-only", mtpt, sc->for_write ?
+		com_err(program_name, 0, "%s%s%s is mounted %s on %s; %s",
+			sc->device, o->how, which,
+			rw ? "read-write" : "read-only", mtpt,
+			sc->for_write ?
 			"unmount it before writing to it" :
 			"unmount it (or remount it read-only) first");
 		return 1;
 	}
 	if (o->ino && locked(sc, o, &pid)) {
 		if (is_restore(pid))
-			fprintf(stderr, "%s: %s%s%s is being written by %s "
-				"e2cryptbak restore (pid %d); wait until it is "
-				"done\n", program_name, sc->device, o->how,
-				which, sc->for_write ? "another" : "an", pid);
+			com_err(program_name, 0, "%s%s%s is being written by "
+				"%s e2cryptbak restore (pid %d); wait until it "
+				"is done", sc->device, o->how, which,
+				sc->for_write ? "another" : "an", pid);
 		else if (pid > 0)
-			fprintf(stderr, "%s: %s%s%s is locked for writing by "
-				"pid %d\n", program_name, sc->device, o->how,
-				which, pid);
+			com_err(program_name, 0, "%s%s%s is locked for writing "
+				"by pid %d", sc->device, o->how, which, pid);
 		else
-			fprintf(stderr, "%s: %s%s%s is locked for writing by "
-				"a process out of sight (another PID "
-				"namespace)\n", program_name, sc->device,
-				o->how, which);
+			com_err(program_name, 0, "%s%s%s is locked for writing "
+				"by a process out of sight (another PID "
+				"namespace)", sc->device, o->how, which);
 		return 1;
 	}
 	return 0;
@@ -561,9 +560,9 @@ static int report_exclusive(const struct sc_state *sc, const struct sc_obj *o)
 	    find_mount(o->rdev, mtpt, sizeof(mtpt), &rw) ||
 	    !held_exclusive(o->node))
 		return 0;
-	fprintf(stderr, "%s: %s%s%s is held open exclusively by another "
+	com_err(program_name, 0, "%s%s%s is held open exclusively by another "
 		"program (mounted in another mount namespace, or being "
-		"written); stop it first\n", program_name, sc->device, o->how,
+		"written); stop it first", sc->device, o->how,
 		o->how[0] ? ", which" : "");
 	return 1;
 }
@@ -614,9 +613,9 @@ static errcode_t check_mmp(const struct sc_state *sc)
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 		interval = 0;		/* a fuzzer cannot wait */
 #endif
-		fprintf(stderr, "%s: %s: its MMP block says node %.64s uses "
-			"it; checking again in %u seconds\n", program_name,
-			sc->device, (char *) mmp->mmp_nodename, interval);
+		com_err(program_name, 0, "%s: its MMP block says node %.64s "
+			"uses it; checking again in %u seconds", sc->device,
+			(char *) mmp->mmp_nodename, interval);
 		sleep(interval);
 		retval = ext2fs_mmp_read(fs, fs->super->s_mmp_block, NULL);
 		if (retval) {
@@ -626,15 +625,15 @@ static errcode_t check_mmp(const struct sc_state *sc)
 		}
 		mmp = fs->mmp_cmp;
 		if (mmp->mmp_seq == seq) {
-			fprintf(stderr, "%s: %s: its MMP block did not change: "
-				"a copy, or a node that stopped; going on\n",
-				program_name, sc->device);
+			com_err(program_name, 0, "%s: its MMP block did not "
+				"change: a copy, or a node that stopped; going "
+				"on", sc->device);
 			goto out;
 		}
 	}
-	fprintf(stderr, "%s: %s is in use on node %.64s (%s on its device "
-		"%.32s, says its MMP block); stop it there first\n",
-		program_name, sc->device, (char *) mmp->mmp_nodename,
+	com_err(program_name, 0, "%s is in use on node %.64s (%s on its device "
+		"%.32s, says its MMP block); stop it there first", sc->device,
+		(char *) mmp->mmp_nodename,
 		mmp->mmp_seq == EXT4_MMP_SEQ_FSCK ? "e2fsck runs" : "mounted",
 		(char *) mmp->mmp_bdevname);
 	retval = EXT2_ET_SOURCE_BUSY;

@@ -61,11 +61,11 @@ static void skip(struct online *o, int err, const char *what)
 	if (o->why[0])
 		what = o->why;
 	if (err == E2CB_CHANGED)
-		fprintf(stderr, "%s: %s changed while it was read (%s); "
-			"skipped\n", program_name, opath(o), what);
+		com_err(program_name, 0, "%s changed while it was read (%s); "
+			"skipped", opath(o), what);
 	else if (err == EOPNOTSUPP)
-		fprintf(stderr, "%s: %s: %s cannot be archived online yet; "
-			"skipped\n", program_name, opath(o), what);
+		com_err(program_name, 0, "%s: %s cannot be archived online "
+			"yet; skipped", opath(o), what);
 	else
 		com_err(program_name, err, "while %s %s; skipped", what,
 			opath(o));
@@ -635,8 +635,8 @@ static errcode_t online_dir(struct online *o, struct online_entry *oe,
 	errcode_t retval = 0;
 
 	if (depth > MAX_DEPTH) {
-		fprintf(stderr, "%s: %s is nested deeper than %d levels; "
-			"skipped\n", program_name, opath(o), MAX_DEPTH);
+		com_err(program_name, 0, "%s is nested deeper than %d levels; "
+			"skipped", opath(o), MAX_DEPTH);
 		o->skipped++;
 		return 0;
 	}

@@ -283,10 +283,9 @@ static void fill_header(struct online *o, int fd, const char *dir,
 	if (!ioctl(fd, FS_IOC_GETFSUUID, &u) && u.len == 16)
 		memcpy(h->uuid, u.uuid, 16);
 	if (!read_super(o, h->uuid, h))
-		fprintf(stderr, "%s: %s: the superblock cannot be read "
-			"from the mounted device: the archive's header "
-			"lacks its features, hash seed and encoding\n",
-			program_name, dir);
+		com_err(program_name, 0, "%s: the superblock cannot be read "
+			"from the mounted device: the archive's header lacks "
+			"its features, hash seed and encoding", dir);
 	h->root_ino = o->root_ino;
 	h->journal_state = E2CB_JOURNAL_CLEAN;
 	if (len >= sizeof(h->source_path))
@@ -311,15 +310,14 @@ static errcode_t probe(int dfd, const char *dir)
 	    errno == EINVAL)
 		return 0;
 	if (errno == ENOTTY || errno == EOPNOTSUPP)
-		fprintf(stderr, "%s: %s: this kernel cannot read encrypted "
-			"files without the key (FS_IOC_READ_RAW_DIR: %s); "
-			"backup --online needs the ioctls of the patch "
-			"series in contrib/kernel\n", program_name, dir,
-			strerror(errno));
+		com_err(program_name, 0, "%s: this kernel cannot read "
+			"encrypted files without the key (FS_IOC_READ_RAW_DIR: "
+			"%s); backup --online needs the ioctls of the patch "
+			"series in contrib/kernel", dir, strerror(errno));
 	else if (errno == EPERM || errno == EACCES)
-		fprintf(stderr, "%s: %s: backup --online needs "
-			"CAP_DAC_READ_SEARCH (FS_IOC_READ_RAW_DIR: %s)\n",
-			program_name, dir, strerror(errno));
+		com_err(program_name, 0, "%s: backup --online needs "
+			"CAP_DAC_READ_SEARCH (FS_IOC_READ_RAW_DIR: %s)", dir,
+			strerror(errno));
 	else
 		com_err(program_name, errno, "while asking %s for "
 			"FS_IOC_READ_RAW_DIR", dir);

@@ -36,8 +36,8 @@ static errcode_t check_device_size(const char *device, ext2_filsys fs)
 	}
 	if (dev_blocks >= ext2fs_blocks_count(fs->super))
 		return 0;
-	fprintf(stderr, "%s: %s is truncated: its filesystem has %llu "
-		"blocks, it holds only %llu\n", program_name, device,
+	com_err(program_name, 0, "%s is truncated: its filesystem has %llu "
+		"blocks, it holds only %llu", device,
 		(unsigned long long) ext2fs_blocks_count(fs->super),
 		(unsigned long long) dev_blocks);
 	return EXT2_ET_SHORT_READ;
@@ -67,9 +67,8 @@ errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 		com_err(program_name, retval, "while opening %s", device);
 		if (retval == EXT2_ET_BAD_MAGIC ||
 		    retval == EXT2_ET_SHORT_READ)
-			fprintf(stderr, "%s: %s does not hold an ext4 "
-				"filesystem (or it is damaged)\n",
-				program_name, device);
+			com_err(program_name, 0, "%s does not hold an ext4 "
+				"filesystem (or it is damaged)", device);
 		return retval;
 	}
 	retval = check_device_size(device, *ret_fs);
@@ -104,21 +103,20 @@ errcode_t e2cb_open_source(const char *device, int stale,
 	if (retval) {
 		com_err(program_name, retval, "while replaying the journal "
 			"of %s%s%s", device, st->why[0] ? ": " : "", st->why);
-		fprintf(stderr, "%s: %s needs recovery that cannot be done "
-			"as the kernel would do it; --stale reads its stale "
-			"on-disk state instead\n", program_name, device);
+		com_err(program_name, 0, "%s needs recovery that cannot be "
+			"done as the kernel would do it; --stale reads its "
+			"stale on-disk state instead", device);
 		return retval;
 	}
 	if (st->state == EXT2FS_REPLAY_SKIPPED)
-		fprintf(stderr, "%s: %s: needs journal recovery; reading the "
-			"stale on-disk state, as --stale asks: it is NOT what "
-			"the kernel would mount\n", program_name, device);
+		com_err(program_name, 0, "%s: needs journal recovery; reading "
+			"the stale on-disk state, as --stale asks: it is NOT "
+			"what the kernel would mount", device);
 	else
-		fprintf(stderr, "%s: %s: replayed the journal in memory: "
-			"%u transactions, %u blocks, %u fast commits, "
-			"%u orphans\n", program_name, device,
-			st->transactions, st->blocks, st->fc_commits,
-			st->orphans);
+		com_err(program_name, 0, "%s: replayed the journal in memory: "
+			"%u transactions, %u blocks, %u fast commits, %u "
+			"orphans", device, st->transactions, st->blocks,
+			st->fc_commits, st->orphans);
 	return 0;
 }
 

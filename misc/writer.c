@@ -112,11 +112,11 @@ static errcode_t archive_err(struct e2cb_writer *w, const char *what,
 		com_err(program_name, err, "while writing %s%s", w->dest,
 			where);
 	else if (err > 0)
-		fprintf(stderr, "%s: while writing %s%s: %s: %s\n",
-			program_name, w->dest, where, msg, strerror(err));
+		com_err(program_name, 0, "while writing %s%s: %s: %s", w->dest,
+			where, msg, strerror(err));
 	else
-		fprintf(stderr, "%s: while writing %s%s: %s\n", program_name,
-			w->dest, where, msg ? msg : "unknown error");
+		com_err(program_name, 0, "while writing %s%s: %s", w->dest,
+			where, msg ? msg : "unknown error");
 	return EXT2_ET_SHORT_WRITE;
 }
 
