@@ -723,6 +723,11 @@ static int refuse(const char *dir, const char *other)
 	try_create(fd, "symlink-17", &ca);
 	target[0] = 32;
 	ca.target_size = 34;
+	try_create(fd, "symlink-size", &ca);	/* the blob's i_size: 4096 */
+	fresh_name(&ca.entry, 32);
+	memset(ca.metadata + 4, 0, 8);
+	ca.metadata[4] = 34;
+	set_crc(ca.metadata, ca.metadata_size);
 	try_create(fd, "symlink", &ca);
 	if (other) {
 		ofd = open(other, O_RDONLY | O_DIRECTORY);
