@@ -720,9 +720,16 @@ static int refuse(const char *dir, const char *other)
 	target[1] = 0;
 	ca.target = (uintptr_t)target;
 	ca.target_size = 19;
+	memset(ca.metadata + 4, 0, 8);
+	ca.metadata[4] = 19;		/* the blob's i_size: the target's */
+	set_crc(ca.metadata, ca.metadata_size);
 	try_create(fd, "symlink-17", &ca);
+	ca = good;
+	ca.mode = S_IFLNK | 0777;
+	ca.target = (uintptr_t)target;
 	target[0] = 32;
 	ca.target_size = 34;
+	fresh_name(&ca.entry, 32);
 	try_create(fd, "symlink-size", &ca);	/* the blob's i_size: 4096 */
 	fresh_name(&ca.entry, 32);
 	memset(ca.metadata + 4, 0, 8);
