@@ -84,6 +84,7 @@ struct fscrypt_create_raw_arg {
 	__u32 mode;
 #define FSCRYPT_CREATE_RAW_HASH		0x00000001
 #define FSCRYPT_CREATE_RAW_LINK		0x00000002
+#define FSCRYPT_CREATE_RAW_CASEFOLD	0x00000004
 	__u32 flags;
 	__u32 uid;
 	__u32 gid;

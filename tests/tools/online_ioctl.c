@@ -22,8 +22,8 @@
  *	failed (used to check that unprivileged callers get EPERM).
  *   online_ioctl copy SRC DSTPARENT NAME
  *	The write side: create in the unencrypted directory DSTPARENT an
- *	encrypted directory NAME with the context of the encrypted
- *	directory SRC (FS_IOC_CREATE_RAW), then every entry below SRC
+ *	encrypted directory NAME with the context (and casefolding) of the
+ *	encrypted directory SRC (FS_IOC_CREATE_RAW), then every entry below SRC
  *	under its raw name, with its 'e5' blob, stored symlink target,
  *	stored hash, owner and device number, hard links as links, and
  *	the ciphertext of regular files (FS_IOC_WRITE_RAW_DATA), all read
@@ -577,6 +577,10 @@ static int copy(const char *src, const char *dstparent, const char *name)
 	ca.gid = st.st_gid;
 	ca.metadata_size = ga.metadata_size;
 	memcpy(ca.metadata, ga.metadata, ga.metadata_size);
+	/* casefolding is a flag of the root, inherited below it */
+	if (ioctl(sfd, FS_IOC_GETFLAGS, &flags) == 0 &&
+	    (flags & FS_CASEFOLD_FL))
+		ca.flags |= FSCRYPT_CREATE_RAW_CASEFOLD;
 	skip_existing = !!getenv("ONLINE_COPY_SKIP_EXISTING");
 	if (ioctl(pfd, FS_IOC_CREATE_RAW, &ca) < 0 &&
 	    (errno != EEXIST || !skip_existing))
@@ -584,15 +588,6 @@ static int copy(const char *src, const char *dstparent, const char *name)
 	dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		die(name);
-	/* casefolding is a flag of the root, inherited below it */
-	if (ioctl(sfd, FS_IOC_GETFLAGS, &flags) == 0 &&
-	    (flags & FS_CASEFOLD_FL)) {
-		if (ioctl(dfd, FS_IOC_GETFLAGS, &flags) < 0)
-			die("FS_IOC_GETFLAGS");
-		flags |= FS_CASEFOLD_FL;
-		if (ioctl(dfd, FS_IOC_SETFLAGS, &flags) < 0)
-			die("FS_IOC_SETFLAGS");
-	}
 	copy_tree(sfd, dfd);
 	printf("created %lu, linked %lu, blocks %lu\n", nr_created,
 	       nr_linked, nr_blocks_written);
