@@ -178,7 +178,8 @@ static errcode_t write_inode(struct backup *b, ext2_ino_t ino,
 	const char *first = NULL;
 	char *inline_buf = NULL;
 	size_t inline_len = 0;
-	int multi = !LINUX_S_ISDIR(inode->i_mode) && inode->i_links_count > 1;
+	int multi = !LINUX_S_ISDIR(inode->i_mode) &&
+		    inode->i_links_count > 1 && !b->every_name;
 	errcode_t retval, fatal;
 
 	memset(&rl, 0, sizeof(rl));

@@ -62,6 +62,7 @@ struct backup {
 	uint64_t inodes_total;
 	char *iobuf;			/* where the entry's data is read */
 	int preread;			/* all the entry's data is there */
+	int every_name;			/* each name of a file is whole */
 	char why[96];			/* what failed, for skip_entry() */
 	int progress;
 	time_t last_progress;

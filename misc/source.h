@@ -56,6 +56,18 @@ struct e2cb_source_ops {
 	/* The data of the entry being handed out, stretch by stretch */
 	errcode_t (*data)(struct e2cb_source *s, e2cb_data_func func,
 			  void *priv);
+	/*
+	 * Optional: where the data of the entry being handed out lies, as
+	 * stretches of (offset in the entry's data, length, position in
+	 * *fd), for a sink whose threads pread() it themselves.  Only a
+	 * source with nothing to check of what is read gives one (the
+	 * image: its walk read every block before the entry went out);
+	 * EXT2_ET_UNIMPLEMENTED: take the data through data().  Valid
+	 * while the sink holds the entry.
+	 */
+	errcode_t (*data_map)(struct e2cb_source *s,
+			      const struct e2cb_stretch **map, size_t *count,
+			      int *fd);
 	const struct e2cb_header *(*header)(struct e2cb_source *s);
 	/* After a pass: what it counted (NULL: none) */
 	const struct e2cb_trailer *(*trailer)(struct e2cb_source *s);
@@ -94,10 +106,25 @@ static inline errcode_t e2cb_source_data(struct e2cb_source *s,
 	return s->ops->data(s, func, priv);
 }
 
+static inline errcode_t e2cb_source_data_map(struct e2cb_source *s,
+					     const struct e2cb_stretch **map,
+					     size_t *count, int *fd)
+{
+	if (!s->ops->data_map)
+		return EXT2_ET_UNIMPLEMENTED;
+	return s->ops->data_map(s, map, count, fd);
+}
+
 static inline const struct e2cb_header *
 e2cb_source_header(struct e2cb_source *s)
 {
 	return s->ops->header(s);
+}
+
+static inline const struct e2cb_trailer *
+e2cb_source_trailer(struct e2cb_source *s)
+{
+	return s->ops->trailer(s);
 }
 
 static inline const uint8_t *e2cb_source_entry_digest(struct e2cb_source *s)
@@ -133,6 +160,10 @@ extern errcode_t e2cb_archive_source_open(const char *name,
 /* source_image.c: an unmounted ext4 device or image, the subtree PATH */
 extern errcode_t e2cb_image_source_open(const char *device, const char *path,
 					int stale, struct e2cb_source **ret);
+/* Each name of a file whole, with its data: no hard link entries */
+extern void e2cb_image_source_every_name(struct e2cb_source *s);
+/* The filesystem the image source reads, for what only it holds */
+extern ext2_filsys e2cb_image_source_fs(struct e2cb_source *s);
 
 /*
  * source_online.c: a mounted ext4 filesystem, the directory named in

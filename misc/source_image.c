@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 #include <et/com_err.h>
 #include "backup.h"
@@ -47,6 +49,7 @@ struct image_source {
 	size_t count;
 	const struct region_list *rl;
 	char *iobuf;			/* IOBUF_SIZE: preread data */
+	int fd;				/* the device, for is_data_map() */
 	/* what ties a second pass to the first: the records' digests */
 	EVP_MD_CTX *md, *stream;
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];	/* the header's, then the
@@ -336,6 +339,38 @@ static errcode_t is_data(struct e2cb_source *src, e2cb_data_func func,
 	return 0;
 }
 
+/*
+ * Where the stored blocks of the entry being sent are on the device,
+ * for the sink's threads to read: the walk has read them all
+ * (preread_data()), so none is unreadable a moment ago.  Blocks the
+ * journal's replay changed are in memory only: those go through
+ * is_data().
+ */
+static errcode_t is_data_map(struct e2cb_source *src,
+			     const struct e2cb_stretch **map, size_t *count,
+			     int *fd)
+{
+	struct image_source *is = IS(src);
+	const struct e2cb_entry *e = &is->e;
+	unsigned int bs = is->b.fs->blocksize;
+	const struct e2cb_stretch *r;
+	size_t i;
+
+	if (is->fd < 0 || !is->rl || !LINUX_S_ISREG(e->rec.mode) ||
+	    (e->rec.rflags & (E2CB_IF_HARDLINK | E2CB_IF_INLINE)))
+		return EXT2_ET_UNIMPLEMENTED;
+	for (i = 0; i < is->rl->count; i++) {
+		r = &is->rl->r[i];
+		if (ext2fs_replay_io_changed(is->b.fs->io, r->pos / bs,
+					     (r->len + bs - 1) / bs))
+			return EXT2_ET_UNIMPLEMENTED;
+	}
+	*map = is->rl->r;
+	*count = is->rl->count;
+	*fd = is->fd;
+	return 0;
+}
+
 /* Each pass walks from the root; the header's digest comes first */
 static errcode_t is_rewind(struct e2cb_source *src)
 {
@@ -418,13 +453,31 @@ static void is_close(struct e2cb_source *src)
 	EVP_MD_CTX_free(is->stream);
 	free(is->xattrs);
 	free(is->iobuf);
+	if (is->fd >= 0)
+		close(is->fd);
 	free(is);
+}
+
+/*
+ * Each name of a file as a whole entry, with its data, rather than the
+ * later ones as hard links to the first: for a sink that may take any
+ * one name alone (extract's PATHs, -O).  Before a pass.
+ */
+void e2cb_image_source_every_name(struct e2cb_source *src)
+{
+	IS(src)->b.every_name = 1;
+}
+
+ext2_filsys e2cb_image_source_fs(struct e2cb_source *src)
+{
+	return IS(src)->b.fs;
 }
 
 static const struct e2cb_source_ops image_source_ops = {
 	.rewind = is_rewind,
 	.run = is_run,
 	.data = is_data,
+	.data_map = is_data_map,
 	.header = is_header,
 	.trailer = is_trailer,
 	.entry_digest = is_entry_digest,
@@ -450,6 +503,7 @@ errcode_t e2cb_image_source_open(const char *device, const char *path,
 		return EXT2_ET_NO_MEMORY;
 	is->s.ops = &image_source_ops;
 	is->s.shown = device;
+	is->fd = -1;
 	is->b.ops = &entry_ops;
 	e2cb_ino_map_init_paths(&is->b.links);
 	is->iobuf = malloc(IOBUF_SIZE);
@@ -462,6 +516,8 @@ errcode_t e2cb_image_source_open(const char *device, const char *path,
 	retval = e2cb_open_source(device, stale, &is->b.replay, &is->b.fs);
 	if (retval)
 		goto errout;
+	/* for is_data_map(); without it, the data goes through is_data() */
+	is->fd = open(device, O_RDONLY | O_CLOEXEC);
 	retval = e2cb_backup_start(&is->b, path, &is->hdr);
 	if (retval)
 		goto errout;
