@@ -1,0 +1,249 @@
+/*
+ * extract_source.c --- e2cryptbak extract: an ext4 device or image as
+ * the source, through the image source (source.h)
+ *
+ * The entries are those backup would archive, from its own walk
+ * (source_image.c, backup.c): what the image holds that cannot be read
+ * -- damaged directories, loops, bad inodes, unreadable blocks -- is
+ * reported and skipped there, in backup's words, and counted in the
+ * source's trailer.  Each entry goes to the per-entry driver as
+ * extract's own, and a regular file's data to the writer: its workers
+ * pread() the stretches of the device themselves (e2cb_source_data_map)
+ * as they decrypt, or this thread hands them what the source reads.
+ * The conversion of an entry is shared with extract_archive.c.
+ *
+ * This file may be redistributed under the terms of the GNU General
+ * Public License, version 2.
+ */
+
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <et/com_err.h>
+#include "extract.h"
+#include "source.h"
+
+/* What the driver takes of an entry, from an archive or an image */
+void e2cb_x_entry_from(struct xentry *xe, const struct e2cb_entry *e)
+{
+	const char *slash;
+
+	memset(xe, 0, sizeof(*xe));
+	xe->ino = e->rec.ino;
+	xe->mode = e->rec.mode;
+	xe->uid = e->rec.uid;
+	xe->gid = e->rec.gid;
+	xe->links = e->rec.links_count;
+	xe->size = e->rec.size;
+	xe->atime = e->rec.atime;
+	xe->mtime = e->rec.mtime;
+	xe->rdev_major = e->rec.rdev_major;
+	xe->rdev_minor = e->rec.rdev_minor;
+	xe->hardlink = !!(e->rec.rflags & E2CB_IF_HARDLINK);
+	if (e->rec.rflags & E2CB_IF_METADATA) {
+		xe->ctx = e->ctx;
+		xe->ctx_len = e->ctx_len;
+	}
+	if (e->rec.rflags & E2CB_IF_NAME) {
+		xe->name = e->name.name;
+		xe->name_len = e->name.name_len;
+	} else if (e->depth) {
+		/* a plaintext name: the path is its bytes */
+		slash = strrchr(e->path, '/');
+		xe->name = (const uint8_t *) (slash ? slash + 1 : e->path);
+		xe->name_len = strlen((const char *) xe->name);
+	}
+	xe->xattrs = e->xattrs;
+	xe->xattrs_len = e->xattrs_len;
+	if (e->symlink) {
+		xe->target = e->symlink;
+		xe->target_len = e->symlink_len;
+	} else if (LINUX_S_ISLNK(e->rec.mode) && e->linkname &&
+		   !xe->hardlink) {
+		xe->target = (const uint8_t *) e->linkname;
+		xe->target_len = strlen(e->linkname);
+	}
+}
+
+static errcode_t source_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
+			     uint64_t off, const void *buf, size_t len,
+			     void *priv)
+{
+	/* a write error stops the writing, not the reading */
+	return e2cb_xw_add(priv, off, buf, len);
+}
+
+/*
+ * A stretch of the device: what is to be decrypted the workers read;
+ * what no buffer takes is read here.  Nothing past w->end is needed.
+ */
+static errcode_t plan_stretch(struct xt *x, struct writer *w, int fd,
+			      const struct e2cb_stretch *m)
+{
+	uint64_t off = m->off, pos = m->pos, left = m->len;
+	size_t n, room;
+	uint8_t *dst;
+	errcode_t err;
+
+	while (left && !w->err && off < w->end) {
+		n = left < IOBUF_SIZE ? left : IOBUF_SIZE;
+		if (n > w->end - off)
+			n = w->end - off;
+		dst = e2cb_xw_room(w, off, &room);
+		if (dst) {
+			if (n > room)
+				n = room;
+			e2cb_xw_plan_read(w, dst, pos, n);
+			e2cb_xw_commit(w, n);
+		} else {
+			err = e2cb_pread_all(fd, x->iobuf, n, pos);
+			if (err) {
+				e2cb_xw_read_error(w, err, pos, off);
+				return err;
+			}
+			e2cb_xw_add(w, off, x->iobuf, n);
+		}
+		off += n;
+		pos += n;
+		left -= n;
+	}
+	return 0;
+}
+
+/* The workers read the device as they decrypt, a buffer each */
+static errcode_t feed_direct(struct xt *x, struct writer *w)
+{
+	const struct e2cb_stretch *map;
+	size_t count, i;
+	errcode_t err;
+	int fd;
+
+	err = e2cb_source_data_map(x->src, &map, &count, &fd);
+	if (err)
+		return err;
+	w->plan = 1;
+	w->read_fd = fd;
+	for (i = 0; i < count && !err && !w->err; i++)
+		err = plan_stretch(x, w, fd, &map[i]);
+	e2cb_xw_finish(w);
+	w->plan = 0;
+	if (w->read_err) {
+		e2cb_x_report(x, w->read_err, "cannot read the image at byte "
+			      "%llu (byte %llu of the data)",
+			      (unsigned long long) w->bad_pos,
+			      (unsigned long long) w->bad_byte);
+		w->reported = 1;
+		return w->read_err;
+	}
+	return err;
+}
+
+static errcode_t source_feed(struct xt *x,
+			     const struct xentry *e EXT2FS_ATTR((unused)),
+			     struct writer *w)
+{
+	errcode_t err = EXT2_ET_UNIMPLEMENTED;
+
+	if (w->fis[1])
+		err = feed_direct(x, w);
+	if (err == EXT2_ET_UNIMPLEMENTED)
+		err = e2cb_source_data(x->src, source_data, w);
+	return err;
+}
+
+/* The sink: each entry of the source through the driver */
+static int x_entry(void *priv, struct e2cb_source *src EXT2FS_ATTR((unused)),
+		   const struct e2cb_entry *e)
+{
+	struct xt *x = priv;
+	struct xentry xe;
+
+	if (e2cb_x_stopped(x))
+		return E2CB_EXIT_ERROR;		/* finish() says why */
+	e2cb_x_entry_from(&xe, e);
+	e2cb_x_process(x, &xe, e->depth);
+	return 0;
+}
+
+/* An archive, or something that holds an ext4 superblock */
+int e2cb_x_looks_like_image(const char *name)
+{
+	uint8_t buf[2048];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!strcmp(name, "-"))
+		return 0;
+	if (!stat(name, &st) && S_ISBLK(st.st_mode))
+		return 1;
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = pread(fd, buf, sizeof(buf), 0);
+	close(fd);
+	if (n < (ssize_t) sizeof(buf))
+		return 0;
+	/* gzip, xz, zstd, or a ustar header: an archive */
+	if ((buf[0] == 0x1f && buf[1] == 0x8b) ||
+	    !memcmp(buf, "\xfd" "7zXZ", 5) ||
+	    !memcmp(buf, "\x28\xb5\x2f\xfd", 4) ||
+	    !memcmp(buf + 257, "ustar", 5))
+		return 0;
+	return buf[1080] == 0x53 && buf[1081] == 0xef;
+}
+
+/* The image or device, its journal replayed in memory unless --stale */
+int e2cb_x_open_image(struct xt *x, uint8_t salt[16])
+{
+	const struct e2cb_header *h;
+	errcode_t err;
+
+	err = e2cb_image_source_open(x->o->source, "/", x->o->stale, &x->src);
+	if (err) {
+		com_err(program_name, err, "while opening %s", x->o->source);
+		return E2CB_EXIT_ERROR;
+	}
+	/* as before: a name taken alone (PATH, -O) has the data */
+	e2cb_image_source_every_name(x->src);
+	h = e2cb_source_header(x->src);
+	memcpy(x->uuid, h->uuid, 16);
+	memcpy(salt, h->encrypt_pw_salt, 16);
+	x->block_size = h->block_size;
+	x->fs = e2cb_image_source_fs(x->src);
+	x->feed = source_feed;
+	return 0;
+}
+
+/*
+ * The whole image, from its root.  What the source skipped counts as
+ * failed: it said what, and why.
+ */
+void e2cb_x_walk_image(struct xt *x)
+{
+	struct e2cb_sink sink = { x_entry, x };
+	const struct e2cb_trailer *t;
+	int ret;
+
+	if (e2cb_source_rewind(x->src)) {
+		com_err(program_name, EXT2_ET_NO_MEMORY, "while setting up");
+		x->failed++;
+		return;
+	}
+	ret = e2cb_source_run(x->src, &sink);
+	if (ret == E2CB_SOURCE_FAILED) {
+		fflush(stdout);
+		fprintf(stderr, "%s: %s: %s; extraction stopped\n",
+			program_name, x->o->source,
+			e2cb_source_error(x->src));
+		x->failed++;
+		return;
+	}
+	t = e2cb_source_trailer(x->src);
+	if (!ret && t)
+		x->failed += t->skipped;
+}
