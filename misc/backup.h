@@ -62,6 +62,8 @@ struct backup {
 	uint64_t inodes_total;
 	char *iobuf;			/* where the entry's data is read */
 	int preread;			/* all the entry's data is there */
+	int sink_reads;			/* the end reads the data: no
+					 * pre-read (E2CB_SINK_READS_DATA) */
 	int every_name;			/* each name of a file is whole */
 	char why[96];			/* what failed, for skip_entry() */
 	int progress;

@@ -78,11 +78,38 @@ static errcode_t source_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
 }
 
 /*
- * A stretch of the device: what is to be decrypted the workers read;
- * what no buffer takes is read here.  Nothing past w->end is needed.
+ * @n bytes at @pos of the device into @buf, on this thread.  A failure
+ * is narrowed to its first block, kept for feed_map() to name, as the
+ * workers' are (read_planned()).
  */
-static errcode_t plan_stretch(struct xt *x, struct writer *w, int fd,
-			      const struct e2cb_stretch *m)
+static errcode_t read_here(struct writer *w, int fd, uint8_t *buf, size_t n,
+			   uint64_t pos, uint64_t off)
+{
+	unsigned int bs = w->x->block_size;
+	errcode_t err;
+	uint64_t b;
+
+	err = e2cb_pread_all(fd, buf, n, pos);
+	if (!err)
+		return 0;
+	for (b = 0; b < n; b += bs)
+		if (e2cb_pread_all(fd, buf + b, n - b < bs ? n - b : bs,
+				   pos + b))
+			break;
+	if (b >= n)
+		b = 0;
+	e2cb_xw_read_error(w, err, pos + b, off + b);
+	return err;
+}
+
+/*
+ * A stretch of the device, straight into the pipe's buffers: the
+ * workers read it as they decrypt (w->plan), or this thread does;
+ * what no buffer takes (plaintext) goes through x->iobuf.  Nothing
+ * past w->end is needed.
+ */
+static errcode_t map_stretch(struct xt *x, struct writer *w, int fd,
+			     const struct e2cb_stretch *m)
 {
 	uint64_t off = m->off, pos = m->pos, left = m->len;
 	size_t n, room;
@@ -94,19 +121,20 @@ static errcode_t plan_stretch(struct xt *x, struct writer *w, int fd,
 		if (n > w->end - off)
 			n = w->end - off;
 		dst = e2cb_xw_room(w, off, &room);
-		if (dst) {
-			if (n > room)
-				n = room;
+		if (dst && n > room)
+			n = room;
+		if (dst && w->plan) {
 			e2cb_xw_plan_read(w, dst, pos, n);
-			e2cb_xw_commit(w, n);
 		} else {
-			err = e2cb_pread_all(fd, x->iobuf, n, pos);
-			if (err) {
-				e2cb_xw_read_error(w, err, pos, off);
+			err = read_here(w, fd, dst ? dst : x->iobuf, n, pos,
+					off);
+			if (err)
 				return err;
-			}
-			e2cb_xw_add(w, off, x->iobuf, n);
 		}
+		if (dst)
+			e2cb_xw_commit(w, n);
+		else
+			e2cb_xw_add(w, off, x->iobuf, n);
 		off += n;
 		pos += n;
 		left -= n;
@@ -114,8 +142,13 @@ static errcode_t plan_stretch(struct xt *x, struct writer *w, int fd,
 	return 0;
 }
 
-/* The workers read the device as they decrypt, a buffer each */
-static errcode_t feed_direct(struct xt *x, struct writer *w)
+/*
+ * The data where the source maps it, read as extract_image.c read it:
+ * a file of more than a buffer by the workers, a buffer each, a smaller
+ * one here.  Nothing was read before (E2CB_SINK_READS_DATA): the first
+ * block that cannot be read is named here.
+ */
+static errcode_t feed_map(struct xt *x, struct writer *w)
 {
 	const struct e2cb_stretch *map;
 	size_t count, i;
@@ -125,16 +158,17 @@ static errcode_t feed_direct(struct xt *x, struct writer *w)
 	err = e2cb_source_data_map(x->src, &map, &count, &fd);
 	if (err)
 		return err;
-	w->plan = 1;
+	w->plan = !!w->fis[1];
 	w->read_fd = fd;
 	for (i = 0; i < count && !err && !w->err; i++)
-		err = plan_stretch(x, w, fd, &map[i]);
-	e2cb_xw_finish(w);
+		err = map_stretch(x, w, fd, &map[i]);
+	if (!err && w->plan)
+		err = e2cb_xw_finish(w);
 	w->plan = 0;
 	if (w->read_err) {
-		e2cb_x_report(x, w->read_err, "cannot read the image at byte "
-			      "%llu (byte %llu of the data)",
-			      (unsigned long long) w->bad_pos,
+		e2cb_x_report(x, w->read_err, "cannot read block %llu (byte "
+			      "%llu of the data)",
+			      (unsigned long long) (w->bad_pos / x->block_size),
 			      (unsigned long long) w->bad_byte);
 		w->reported = 1;
 		return w->read_err;
@@ -146,12 +180,15 @@ static errcode_t source_feed(struct xt *x,
 			     const struct xentry *e EXT2FS_ATTR((unused)),
 			     struct writer *w)
 {
-	errcode_t err = EXT2_ET_UNIMPLEMENTED;
+	errcode_t err;
 
-	if (w->fis[1])
-		err = feed_direct(x, w);
-	if (err == EXT2_ET_UNIMPLEMENTED)
-		err = e2cb_source_data(x->src, source_data, w);
+	err = feed_map(x, w);
+	if (err != EXT2_ET_UNIMPLEMENTED)
+		return err;
+	err = e2cb_source_data(x->src, source_data, w);
+	/* source_data() fails nothing: the source named what failed */
+	if (err)
+		w->reported = 1;
 	return err;
 }
 
@@ -225,7 +262,7 @@ int e2cb_x_open_image(struct xt *x, uint8_t salt[16])
  */
 void e2cb_x_walk_image(struct xt *x)
 {
-	struct e2cb_sink sink = { x_entry, x };
+	struct e2cb_sink sink = { x_entry, x, E2CB_SINK_READS_DATA };
 	const struct e2cb_trailer *t;
 	int ret;
 

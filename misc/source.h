@@ -38,6 +38,15 @@ struct e2cb_source;
 /* e2cb_source_run(): the source failed; its error() says why */
 #define E2CB_SOURCE_FAILED	(-1)
 
+/*
+ * e2cb_sink.flags: the sink reads the data of each regular file itself,
+ * through e2cb_source_data_map(), and says what it cannot read: the
+ * source need not read it first to find out.  Where the source gives no
+ * map, its data() reads the data and fails, naming the block, on what
+ * it cannot read.
+ */
+#define E2CB_SINK_READS_DATA	0x01
+
 struct e2cb_sink {
 	/*
 	 * Each entry, valid until it returns.  0 goes on; anything else
@@ -46,6 +55,7 @@ struct e2cb_sink {
 	int (*entry)(void *priv, struct e2cb_source *src,
 		     const struct e2cb_entry *e);
 	void *priv;
+	unsigned int flags;
 };
 
 struct e2cb_source_ops {
@@ -61,7 +71,8 @@ struct e2cb_source_ops {
 	 * stretches of (offset in the entry's data, length, position in
 	 * *fd), for a sink whose threads pread() it themselves.  Only a
 	 * source with nothing to check of what is read gives one (the
-	 * image: its walk read every block before the entry went out);
+	 * image: its walk read every block before the entry went out,
+	 * unless the sink said E2CB_SINK_READS_DATA);
 	 * EXT2_ET_UNIMPLEMENTED: take the data through data().  Valid
 	 * while the sink holds the entry.
 	 */

@@ -306,7 +306,9 @@ static errcode_t reread_proc(void *priv, uint64_t off, const void *buf,
 
 /*
  * The data of the entry being sent: inline, or its stretches, kept
- * since the walk read them, or read again a buffer at a time.
+ * since the walk read them, or read (again) a buffer at a time; for
+ * a sink that reads the data itself, what cannot be read is named
+ * and fails it.
  */
 static errcode_t is_data(struct e2cb_source *src, e2cb_data_func func,
 			 void *priv)
@@ -342,9 +344,10 @@ static errcode_t is_data(struct e2cb_source *src, e2cb_data_func func,
 /*
  * Where the stored blocks of the entry being sent are on the device,
  * for the sink's threads to read: the walk has read them all
- * (preread_data()), so none is unreadable a moment ago.  Blocks the
- * journal's replay changed are in memory only: those go through
- * is_data().
+ * (preread_data()), so none is unreadable a moment ago, or the sink
+ * reads them first and says what it cannot (E2CB_SINK_READS_DATA).
+ * Blocks the journal's replay changed are in memory only: those go
+ * through is_data().
  */
 static errcode_t is_data_map(struct e2cb_source *src,
 			     const struct e2cb_stretch **map, size_t *count,
@@ -416,6 +419,7 @@ static int is_run(struct e2cb_source *src, const struct e2cb_sink *k)
 	is->sink = k;
 	is->status = 0;
 	is->sent = 0;
+	is->b.sink_reads = !!(k->flags & E2CB_SINK_READS_DATA);
 	retval = e2cb_backup_pass(&is->b);
 	is->sink = NULL;
 	if (retval == EXT2_ET_CANCEL_REQUESTED && is->status)
