@@ -162,7 +162,7 @@ static void fetch_blocks(struct backup *b, const struct e2cb_stretch *r,
 			"stored as zeros: the file is damaged in the archive",
 			(unsigned long long) (pblk + i),
 			(unsigned long long) (r->off + done + i * bs),
-			entry_path(b));
+			shown_path(b));
 		b->skipped++;
 	}
 }
@@ -186,7 +186,7 @@ static errcode_t fetch_first(struct backup *b, const struct e2cb_stretch *r,
 			(unsigned long long) bad,
 			(unsigned long long) (r->off + done +
 					      (bad - pblk) * bs),
-			entry_path(b));
+			shown_path(b));
 	return retval;
 }
 

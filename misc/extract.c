@@ -635,6 +635,7 @@ static void xt_free(struct xt *x)
 	e2cb_x_free_selection(x);
 	e2cb_path_free(&x->plain);
 	e2cb_path_free(&x->cipher);
+	free(x->shown);
 	free(x->iobuf);
 	e2cb_pipe_free(x->pipe);
 	pthread_mutex_destroy(&x->crypt_lock);

@@ -137,6 +137,8 @@ struct xt {
 	struct frame *st;
 	size_t depth, st_size;
 	struct e2cb_path_buf plain, cipher;
+	char *shown;			/* a path the source names, as shown */
+	size_t shown_size;
 	struct e2cb_ino_map links;	/* of struct link */
 	struct missing *miss;
 	size_t nmiss;

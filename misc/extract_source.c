@@ -4,12 +4,13 @@
  *
  * The entries are those backup would archive, from its own walk
  * (source_image.c, backup.c): what the image holds that cannot be read
- * -- damaged directories, loops, bad inodes, unreadable blocks -- is
- * reported and skipped there, in backup's words, and counted in the
- * source's trailer.  Each entry goes to the per-entry driver as
- * extract's own, and a regular file's data to the writer: its workers
- * pread() the stretches of the device themselves (e2cb_source_data_map)
- * as they decrypt, or this thread hands them what the source reads.
+ * -- damaged directories, loops, bad inodes -- is reported and skipped
+ * there, in backup's words but with the path as extract names it
+ * (x_shown()), and counted in the source's trailer.  Each entry goes to
+ * the per-entry driver as extract's own, and a regular file's data to
+ * the writer, read once: by its workers, which pread() the stretches of
+ * the device themselves (e2cb_source_data_map) as they decrypt, or by
+ * this thread; a block that cannot be read fails the file, named here.
  * The conversion of an entry is shared with extract_archive.c.
  *
  * This file may be redistributed under the terms of the GNU General
@@ -192,6 +193,104 @@ static errcode_t source_feed(struct xt *x,
 	return err;
 }
 
+/*
+ * @len bytes of @s, as e2cb_x_put_path() prints them, into x->shown
+ * after @at bytes; returns the length.
+ */
+static size_t shown_add(struct xt *x, size_t at, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	size_t o = at;
+
+	if (e2cb_grow_to((void **) &x->shown, &x->shown_size,
+			 at + 4 * len + 2, 1))
+		return at;
+	for (; len; len--, p++) {
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
+			o += sprintf(x->shown + o, "\\x%02x", *p);
+		else
+			x->shown[o++] = *p;
+	}
+	x->shown[o] = 0;
+	return o;
+}
+
+/* Which frame holds the directory at the source's @path (its @len) */
+static size_t frame_of(struct xt *x, const char *path, size_t len,
+		       size_t *clen)
+{
+	size_t j, n;
+
+	for (j = x->depth; j-- > 1;) {
+		n = j + 1 < x->depth ? x->st[j + 1].cipher_len :
+				       x->cipher.len;
+		if (n < len && path[n] == '/' &&
+		    !memcmp(x->cipher.s, path, n)) {
+			*clen = n + 1;
+			return j;
+		}
+		if (n == len && !memcmp(x->cipher.s, path, n)) {
+			*clen = n;
+			return j;
+		}
+	}
+	*clen = 0;
+	return 0;
+}
+
+/* The last name of a path, decrypted with its directory's key */
+static int shown_name(struct frame *f, const char *comp, size_t len,
+		      uint8_t name[FSCRYPT_NAME_MAX + 1], size_t *name_len)
+{
+	uint8_t ct[EXT2_NAME_LEN];
+	size_t ct_len, dec_len;
+
+	if (!f->encrypted || !f->names || memchr(comp, '/', len) ||
+	    e2cb_b64url_decode(comp, len, ct, sizeof(ct), &ct_len))
+		return -1;
+	if (fscrypt_decrypt_name(f->names, ct, ct_len, name, &dec_len) ||
+	    fscrypt_check_name(name, dec_len, name_len))
+		return -1;
+	return 0;
+}
+
+/*
+ * What the image source reports on, named as extract names it: the
+ * directories on the way down as the driver named them (decrypted where
+ * the key decrypts them), and a last name the driver has not seen yet
+ * decrypted with its directory's key.  Without the key, the source's
+ * path, as the driver's own messages show it.
+ */
+static const char *x_shown(void *priv, const char *path)
+{
+	struct xt *x = priv;
+	uint8_t name[FSCRYPT_NAME_MAX + 1];
+	size_t len = strlen(path), clen, plen, name_len, o = 0, j = 0;
+
+	/* after what the driver printed, as its own messages are */
+	fflush(stdout);
+	if (len == 1 && path[0] == '.')
+		len = 0;
+	if (x->depth) {
+		j = frame_of(x, path, len, &clen);
+		plen = j + 1 < x->depth ? x->st[j + 1].plain_len :
+					  x->plain.len;
+		o = shown_add(x, 0, x->plain.s ? x->plain.s : "", plen);
+		path += clen;
+		len -= clen;
+	}
+	if (len && o)
+		o = shown_add(x, o, "/", 1);
+	if (len && x->depth &&
+	    !shown_name(&x->st[j], path, len, name, &name_len))
+		o = shown_add(x, o, (const char *) name, name_len);
+	else if (len)
+		o = shown_add(x, o, path, len);
+	if (!o)
+		o = shown_add(x, 0, ".", 1);
+	return x->shown ? x->shown : ".";
+}
+
 /* The sink: each entry of the source through the driver */
 static int x_entry(void *priv, struct e2cb_source *src EXT2FS_ATTR((unused)),
 		   const struct e2cb_entry *e)
@@ -262,7 +361,8 @@ int e2cb_x_open_image(struct xt *x, uint8_t salt[16])
  */
 void e2cb_x_walk_image(struct xt *x)
 {
-	struct e2cb_sink sink = { x_entry, x, E2CB_SINK_READS_DATA };
+	struct e2cb_sink sink = { x_entry, x, E2CB_SINK_READS_DATA,
+				  x_shown };
 	const struct e2cb_trailer *t;
 	int ret;
 

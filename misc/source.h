@@ -56,6 +56,13 @@ struct e2cb_sink {
 		     const struct e2cb_entry *e);
 	void *priv;
 	unsigned int flags;
+	/*
+	 * Optional: the sink's name for the entry at @path (the source's
+	 * path, as an archive has it) in what the source reports: a sink
+	 * that decrypts names shows the ones it can.  Valid until the
+	 * next call.  NULL: @path.
+	 */
+	const char *(*shown)(void *priv, const char *path);
 };
 
 struct e2cb_source_ops {

@@ -49,7 +49,7 @@ struct image_source {
 	size_t count;
 	const struct region_list *rl;
 	char *iobuf;			/* IOBUF_SIZE: preread data */
-	int fd;				/* the device, for is_data_map() */
+	int fd;				/* the device, for data_map */
 	/* what ties a second pass to the first: the records' digests */
 	EVP_MD_CTX *md, *stream;
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];	/* the header's, then the
@@ -274,6 +274,16 @@ static errcode_t ie_trailer(struct backup *b EXT2FS_ATTR((unused)),
 	return 0;
 }
 
+/* In what the walk reports: the sink's name for the path */
+static const char *ie_shown(struct backup *b)
+{
+	const struct e2cb_sink *k = IS_OF(b)->sink;
+
+	if (!k || !k->shown)
+		return entry_path(b);
+	return k->shown(k->priv, entry_path(b));
+}
+
 static const struct e2cb_walk_ops entry_ops = {
 	.header = ie_header,
 	.begin = ie_begin,
@@ -288,6 +298,7 @@ static const struct e2cb_walk_ops entry_ops = {
 	.send = ie_send,
 	.data = NULL,		/* the sink took it during send */
 	.trailer = ie_trailer,
+	.shown = ie_shown,
 };
 
 struct data_pass {
