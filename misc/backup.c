@@ -416,9 +416,12 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 	for (i = 0; i < cl.count && !retval; i++) {
 		/*
 		 * Without the whole filesystem read ahead, advise again
-		 * once half of what was advised is done.
+		 * once half of what was advised is done.  Not for a sink
+		 * that reads each file as its entry goes out: the advice
+		 * reads every inode a second time, all cost when warm.
 		 */
-		if (!b->ra && i >= ra_from + (ra_next - ra_from) / 2 &&
+		if (!b->ra && !b->sink_reads &&
+		    i >= ra_from + (ra_next - ra_from) / 2 &&
 		    ra_next < cl.count) {
 			ra_from = ra_next;
 			ra_next = readahead_children(b, &cl, ra_next);
