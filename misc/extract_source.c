@@ -361,8 +361,8 @@ int e2cb_x_open_image(struct xt *x, uint8_t salt[16])
  */
 void e2cb_x_walk_image(struct xt *x)
 {
-	struct e2cb_sink sink = { x_entry, x, E2CB_SINK_READS_DATA,
-				  x_shown };
+	struct e2cb_sink sink = { x_entry, x, E2CB_SINK_READS_DATA |
+				  E2CB_SINK_ONE_PASS, x_shown };
 	const struct e2cb_trailer *t;
 	int ret;
 

@@ -46,6 +46,11 @@ struct e2cb_source;
  * it cannot read.
  */
 #define E2CB_SINK_READS_DATA	0x01
+/*
+ * The sink makes one pass and asks for no digest: the source need not
+ * make them (entry_digest() gives NULL, stream_digest() an error).
+ */
+#define E2CB_SINK_ONE_PASS	0x02
 
 struct e2cb_sink {
 	/*
