@@ -88,7 +88,7 @@ static void skip_entry(struct backup *b, ext2_ino_t ino,
 		       const char *what)
 {
 	com_err(program_name, err, "while %s inode %u (%s); skipped%s", what,
-		ino, entry_path(b), inode && LINUX_S_ISDIR(inode->i_mode) ?
+		ino, shown_path(b), inode && LINUX_S_ISDIR(inode->i_mode) ?
 		", with all that is in the directory" : "");
 	b->skipped++;
 }
@@ -159,7 +159,7 @@ static errcode_t send_entry(struct backup *b, ext2_ino_t ino,
 	    fatal != EXT2_ET_CANCEL_REQUESTED)
 		com_err(program_name, fatal,
 			"while reading the data of inode %u (%s)",
-			ino, entry_path(b));
+			ino, shown_path(b));
 	if (!fatal)
 		b->entries++;
 	return fatal;
@@ -178,7 +178,8 @@ static errcode_t write_inode(struct backup *b, ext2_ino_t ino,
 	const char *first = NULL;
 	char *inline_buf = NULL;
 	size_t inline_len = 0;
-	int multi = !LINUX_S_ISDIR(inode->i_mode) && inode->i_links_count > 1;
+	int multi = !LINUX_S_ISDIR(inode->i_mode) &&
+		    inode->i_links_count > 1 && !b->every_name;
 	errcode_t retval, fatal;
 
 	memset(&rl, 0, sizeof(rl));
@@ -289,7 +290,7 @@ static int collect_proc(ext2_filsys fs, struct ext2_dir_entry *de,
 	if (retval) {
 		com_err(program_name, retval, "in directory inode %u (%s), "
 			"in the entry of inode %u; skipped", cl->dir_ino,
-			entry_path(cl->b), de->inode);
+			shown_path(cl->b), de->inode);
 		cl->b->skipped++;
 		return 0;
 	}
@@ -317,7 +318,7 @@ static void dir_damage_proc(ext2_filsys fs EXT2FS_ATTR((unused)),
 
 	e2cb_dir_damage_where(d, where, sizeof(where));
 	com_err(program_name, d->err, "in directory inode %u (%s), %s; %s",
-		cl->dir_ino, entry_path(cl->b), where,
+		cl->dir_ino, shown_path(cl->b), where,
 		ext2fs_dir_lost_string(d->lost));
 	cl->b->skipped++;
 }
@@ -385,14 +386,14 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 	if (ext2fs_fast_test_inode_bitmap2(b->dirs_seen, dir)) {
 		com_err(program_name, 0, "directory inode %u (%s) is reached "
 			"twice (a loop in the directory tree); skipped", dir,
-			entry_path(b));
+			shown_path(b));
 		b->skipped++;
 		return 0;
 	}
 	ext2fs_fast_mark_inode_bitmap2(b->dirs_seen, dir);
 	if (depth > MAX_DEPTH) {
 		com_err(program_name, 0, "%s is nested deeper than %d levels; "
-			"skipped", entry_path(b), MAX_DEPTH);
+			"skipped", shown_path(b), MAX_DEPTH);
 		b->skipped++;
 		return 0;
 	}
@@ -415,9 +416,12 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 	for (i = 0; i < cl.count && !retval; i++) {
 		/*
 		 * Without the whole filesystem read ahead, advise again
-		 * once half of what was advised is done.
+		 * once half of what was advised is done.  Not for a sink
+		 * that reads each file as its entry goes out: the advice
+		 * reads every inode a second time, all cost when warm.
 		 */
-		if (!b->ra && i >= ra_from + (ra_next - ra_from) / 2 &&
+		if (!b->ra && !b->sink_reads &&
+		    i >= ra_from + (ra_next - ra_from) / 2 &&
 		    ra_next < cl.count) {
 			ra_from = ra_next;
 			ra_next = readahead_children(b, &cl, ra_next);
@@ -426,7 +430,7 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		    cl.c[i].ino > b->fs->super->s_inodes_count) {
 			com_err(program_name, 0, "in directory inode %u (%s): "
 				"entry with bad inode number %u; skipped", dir,
-				entry_path(b), cl.c[i].ino);
+				shown_path(b), cl.c[i].ino);
 			b->skipped++;
 			continue;
 		}
@@ -435,7 +439,7 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		if (push_child_path(b, &cl.c[i], parent_enc)) {
 			com_err(program_name, 0, "in directory inode %u (%s): "
 				"entry with '/' or NUL in its name; skipped",
-				dir, entry_path(b));
+				dir, shown_path(b));
 			b->skipped++;
 			continue;
 		}

@@ -47,6 +47,8 @@ struct e2cb_walk_ops {
 	errcode_t (*data)(struct backup *b, uint64_t off, const void *buf,
 			  size_t len);
 	errcode_t (*trailer)(struct backup *b, const struct e2cb_trailer *t);
+	/* optional: how the end names the current path in messages */
+	const char *(*shown)(struct backup *b);
 };
 
 /* The walk of the image; where its entries go is ops' */
@@ -62,6 +64,8 @@ struct backup {
 	uint64_t inodes_total;
 	char *iobuf;			/* where the entry's data is read */
 	int preread;			/* all the entry's data is there */
+	int sink_reads;			/* the end reads the data itself */
+	int every_name;			/* each name of a file is whole */
 	char why[96];			/* what failed, for skip_entry() */
 	int progress;
 	time_t last_progress;
@@ -95,6 +99,12 @@ struct region_list {
 static inline const char *entry_path(const struct backup *b)
 {
 	return b->path.len ? b->path.s : ".";
+}
+
+/* The current path as messages name it: the end's name for it */
+static inline const char *shown_path(struct backup *b)
+{
+	return b->ops->shown ? b->ops->shown(b) : entry_path(b);
 }
 
 /* backup_inode.c: what an inode holds, read out of the image */

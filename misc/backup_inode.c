@@ -125,6 +125,18 @@ static errcode_t preread_data(struct backup *b, const struct region_list *rl)
 }
 
 /*
+ * The end reads the data itself, and says what it cannot: reading it
+ * here first would read it twice.  Whatever goes through the walk
+ * after all is read once, a buffer at a time.
+ */
+static errcode_t no_preread(struct backup *b)
+{
+	b->preread = 0;
+	b->iobuf = b->ops->data_buf(b, IOBUF_SIZE);
+	return 0;
+}
+
+/*
  * Read the next @count blocks of stretch @r, @done bytes into it, into
  * iobuf.  What cannot be read now, though it could be a moment ago, is
  * stored as zeros: the header is out, and the entry must be whole.
@@ -150,14 +162,38 @@ static void fetch_blocks(struct backup *b, const struct e2cb_stretch *r,
 			"stored as zeros: the file is damaged in the archive",
 			(unsigned long long) (pblk + i),
 			(unsigned long long) (r->off + done + i * bs),
-			entry_path(b));
+			shown_path(b));
 		b->skipped++;
 	}
 }
 
 /*
+ * Not read before (b->sink_reads): the end can still fail the entry,
+ * so what cannot be read is named and fails it rather than being
+ * stored as zeros.  The end counts it.
+ */
+static errcode_t fetch_first(struct backup *b, const struct e2cb_stretch *r,
+			     uint64_t done, blk64_t count)
+{
+	unsigned int bs = b->fs->blocksize;
+	blk64_t pblk = (r->pos + done) / bs, bad;
+	errcode_t retval;
+
+	retval = read_blocks(b, pblk, count, b->iobuf, &bad);
+	if (retval)
+		com_err(program_name, retval, "while reading block %llu "
+			"(byte %llu of the data of %s)",
+			(unsigned long long) bad,
+			(unsigned long long) (r->off + done +
+					      (bad - pblk) * bs),
+			shown_path(b));
+	return retval;
+}
+
+/*
  * The data of the entry just sent, too large to be kept from
- * preread_data(): read again, a buffer at a time, for @func.
+ * preread_data(), or not read before: read, a buffer at a time, for
+ * @func.
  */
 errcode_t e2cb_backup_read_data(struct backup *b,
 				const struct region_list *rl,
@@ -175,7 +211,14 @@ errcode_t e2cb_backup_read_data(struct backup *b,
 			n = r->len - done;
 			if (n > IOBUF_SIZE)
 				n = IOBUF_SIZE;
-			fetch_blocks(b, r, done, (n + bs - 1) / bs);
+			if (b->sink_reads) {
+				retval = fetch_first(b, r, done,
+						     (n + bs - 1) / bs);
+				if (retval)
+					return retval;
+			} else {
+				fetch_blocks(b, r, done, (n + bs - 1) / bs);
+			}
 			retval = func(priv, r->off + done, b->iobuf, n);
 			if (retval)
 				return retval;
@@ -271,7 +314,7 @@ errcode_t e2cb_backup_prepare_data(struct backup *b, ext2_ino_t ino,
 		retval = map_regions(b, ino, inode, rl, &tar_size);
 		if (retval)
 			return retval;
-		retval = preread_data(b, rl);
+		retval = b->sink_reads ? no_preread(b) : preread_data(b, rl);
 		if (retval)
 			return retval;
 		b->ops->set_stretches(b, tar_size, rl->r, rl->count);

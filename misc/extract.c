@@ -2,8 +2,9 @@
  * extract.c --- e2cryptbak extract and list -k: decrypt with the key
  *
  * The owner's keys turn an archive, or an unmounted ext4 device or image
- * read through libext2fs, back into the plaintext tree.  Both sources
- * hand the same per-entry code their objects in pre-order.  The tree is
+ * (the image source of source.h: backup's walk), back into the plaintext
+ * tree.  Both sources hand the same per-entry code their objects in
+ * pre-order.  The tree is
  * written under DIR with openat() and friends relative to descriptors of
  * directories this run opened without following symlinks, and every
  * decrypted name is checked first, so that no name -- a decrypted name
@@ -32,6 +33,7 @@
 #include <sys/stat.h>
 #include <et/com_err.h>
 #include "extract.h"
+#include "source.h"
 
 /* --- paths ---------------------------------------------------------------- */
 
@@ -490,14 +492,6 @@ int e2cb_x_process(struct xt *x, const struct xentry *e, size_t depth)
 		s.skip = SKIP_SILENT;
 		return skip_entry(x, &s);
 	}
-	if (e->err) {
-		e2cb_x_report(x, e->err, "%s; not extracted",
-			      e->err_what ? e->err_what : "cannot be read");
-		if (x->o->list_only)
-			list_entry(x, e, NULL, 0, error_message(e->err));
-		x->failed++;
-		return leave(x, &s);
-	}
 	if (open_key(x, &s))
 		return skip_entry(x, &s);
 	if (x->o->list_only)
@@ -615,19 +609,15 @@ static void xt_free(struct xt *x)
 	e2cb_x_free_selection(x);
 	e2cb_path_free(&x->plain);
 	e2cb_path_free(&x->cipher);
+	free(x->shown);
 	free(x->iobuf);
 	e2cb_pipe_free(x->pipe);
 	pthread_mutex_destroy(&x->crypt_lock);
 	if (x->root_fd > 0)
 		close(x->root_fd);
-	if (x->img_fd >= 0)
-		close(x->img_fd);
 	fscrypt_keyring_free(x->kr);
 	e2cb_reader_close(x->r);
-	if (x->dirs_seen)
-		ext2fs_free_inode_bitmap(x->dirs_seen);
-	if (x->fs)
-		ext2fs_close_free(&x->fs);
+	e2cb_source_close(x->src);
 }
 
 /*
@@ -656,7 +646,6 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	x.o = opts;
 	x.root_fd = -1;
 	x.tmp_dirfd = -1;
-	x.img_fd = -1;
 	x.euid = geteuid();
 	x.is_root = x.euid == 0;
 	/* as tar: a user's files get the umask unless asked otherwise */

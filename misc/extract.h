@@ -2,7 +2,8 @@
  * extract.h --- what the modules of e2cryptbak extract share
  *
  * extract.c drives one entry at a time, as a source gives it; the
- * sources (extract_archive.c, extract_image.c) give the entries, and
+ * sources (extract_archive.c: the reader; extract_source.c: the image
+ * source of source.h, backup's walk) give the entries, and
  * the output side (extract_tree.c, with extract_output.c for its
  * safety, extract_meta.c for what is applied to each object and
  * extract_writer.c for the data) makes them.  extract_keys.c holds the
@@ -74,8 +75,6 @@ struct xentry {
 	const uint8_t *target;		/* symlink: as stored */
 	size_t target_len;
 	int hardlink;			/* the data went with an earlier name */
-	errcode_t err;			/* image: the inode cannot be read */
-	const char *err_what;		/* what err stops, for the message */
 };
 
 /* An inode written with more than one name: where its first went */
@@ -110,6 +109,7 @@ struct read_plan {
 
 struct xt;
 struct writer;
+struct e2cb_source;		/* source.h's */
 struct missing;			/* extract_keys.c's */
 struct sel_path;		/* extract_select.c's */
 
@@ -122,8 +122,8 @@ struct xt {
 	const struct e2cb_extract_opts *o;
 	struct fscrypt_keyring *kr;
 	struct e2cb_reader *r;
-	ext2_filsys fs;
-	ext2fs_inode_bitmap dirs_seen;
+	struct e2cb_source *src;	/* an image: the image source */
+	ext2_filsys fs;			/* the image source's */
 	feed_func feed;
 	uint8_t uuid[16];
 	unsigned int block_size;
@@ -137,6 +137,8 @@ struct xt {
 	struct frame *st;
 	size_t depth, st_size;
 	struct e2cb_path_buf plain, cipher;
+	char *shown;			/* a path the source names, as shown */
+	size_t shown_size;
 	struct e2cb_ino_map links;	/* of struct link */
 	struct missing *miss;
 	size_t nmiss;
@@ -147,8 +149,6 @@ struct xt {
 	uint8_t *iobuf;
 	struct e2cb_pipe *pipe;		/* decrypts and writes behind us */
 	pthread_mutex_t crypt_lock;	/* for a mode no worker can copy */
-	struct ext2_inode_large *cur_inode;	/* image: the entry's */
-	int img_fd;			/* image: for the workers' reads */
 	uint64_t entries, files, bytes;
 	uint64_t missing, refused, failed, notroot, nodevices;
 	uint64_t xattr_warnings;
@@ -231,9 +231,11 @@ extern void e2cb_x_print_missing(struct xt *x);
 extern void e2cb_x_note_unused_keys(struct xt *x);
 extern void e2cb_x_free_missing(struct xt *x);
 
-/* extract_archive.c, extract_image.c: the sources */
+/* extract_archive.c, extract_source.c: the sources */
 extern int e2cb_x_open_archive(struct xt *x, uint8_t salt[16]);
 extern void e2cb_x_walk_archive(struct xt *x);
+extern void e2cb_x_entry_from(struct xentry *xe,
+			      const struct e2cb_entry *e);
 extern int e2cb_x_looks_like_image(const char *name);
 extern int e2cb_x_open_image(struct xt *x, uint8_t salt[16]);
 extern void e2cb_x_walk_image(struct xt *x);

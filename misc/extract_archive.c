@@ -135,46 +135,11 @@ void e2cb_x_walk_archive(struct xt *x)
 {
 	struct e2cb_entry *e;
 	struct xentry xe;
-	const char *slash;
 	int ret = 0;
 
 	while (!x->damaged && !e2cb_x_stopped(x) &&
 	       (ret = e2cb_reader_next(x->r, &e)) == 0) {
-		memset(&xe, 0, sizeof(xe));
-		xe.ino = e->rec.ino;
-		xe.mode = e->rec.mode;
-		xe.uid = e->rec.uid;
-		xe.gid = e->rec.gid;
-		xe.links = e->rec.links_count;
-		xe.size = e->rec.size;
-		xe.atime = e->rec.atime;
-		xe.mtime = e->rec.mtime;
-		xe.rdev_major = e->rec.rdev_major;
-		xe.rdev_minor = e->rec.rdev_minor;
-		xe.hardlink = !!(e->rec.rflags & E2CB_IF_HARDLINK);
-		if (e->rec.rflags & E2CB_IF_METADATA) {
-			xe.ctx = e->ctx;
-			xe.ctx_len = e->ctx_len;
-		}
-		if (e->rec.rflags & E2CB_IF_NAME) {
-			xe.name = e->name.name;
-			xe.name_len = e->name.name_len;
-		} else if (e->depth) {
-			slash = strrchr(e->path, '/');
-			xe.name = (const uint8_t *) (slash ? slash + 1 :
-						     e->path);
-			xe.name_len = strlen((const char *) xe.name);
-		}
-		xe.xattrs = e->xattrs;
-		xe.xattrs_len = e->xattrs_len;
-		if (e->symlink) {
-			xe.target = e->symlink;
-			xe.target_len = e->symlink_len;
-		} else if (LINUX_S_ISLNK(e->rec.mode) && e->linkname &&
-			   !xe.hardlink) {
-			xe.target = (const uint8_t *) e->linkname;
-			xe.target_len = strlen(e->linkname);
-		}
+		e2cb_x_entry_from(&xe, e);
 		e2cb_x_process(x, &xe, e->depth);
 	}
 	if (!x->damaged && ret < 0)

@@ -38,6 +38,20 @@ struct e2cb_source;
 /* e2cb_source_run(): the source failed; its error() says why */
 #define E2CB_SOURCE_FAILED	(-1)
 
+/*
+ * e2cb_sink.flags: the sink reads the data of each regular file itself,
+ * through e2cb_source_data_map(), and says what it cannot read: the
+ * source need not read it first to find out.  Where the source gives no
+ * map, its data() reads the data and fails, naming the block, on what
+ * it cannot read.
+ */
+#define E2CB_SINK_READS_DATA	0x01
+/*
+ * The sink makes one pass and asks for no digest: the source need not
+ * make them (entry_digest() gives NULL, stream_digest() an error).
+ */
+#define E2CB_SINK_ONE_PASS	0x02
+
 struct e2cb_sink {
 	/*
 	 * Each entry, valid until it returns.  0 goes on; anything else
@@ -46,6 +60,14 @@ struct e2cb_sink {
 	int (*entry)(void *priv, struct e2cb_source *src,
 		     const struct e2cb_entry *e);
 	void *priv;
+	unsigned int flags;
+	/*
+	 * Optional: the sink's name for the entry at @path (the source's
+	 * path, as an archive has it) in what the source reports: a sink
+	 * that decrypts names shows the ones it can.  Valid until the
+	 * next call.  NULL: @path.
+	 */
+	const char *(*shown)(void *priv, const char *path);
 };
 
 struct e2cb_source_ops {
@@ -56,6 +78,19 @@ struct e2cb_source_ops {
 	/* The data of the entry being handed out, stretch by stretch */
 	errcode_t (*data)(struct e2cb_source *s, e2cb_data_func func,
 			  void *priv);
+	/*
+	 * Optional: where the data of the entry being handed out lies, as
+	 * stretches of (offset in the entry's data, length, position in
+	 * *fd), for a sink whose threads pread() it themselves.  Only a
+	 * source with nothing to check of what is read gives one (the
+	 * image: its walk read every block before the entry went out,
+	 * unless the sink said E2CB_SINK_READS_DATA);
+	 * EXT2_ET_UNIMPLEMENTED: take the data through data().  Valid
+	 * while the sink holds the entry.
+	 */
+	errcode_t (*data_map)(struct e2cb_source *s,
+			      const struct e2cb_stretch **map, size_t *count,
+			      int *fd);
 	const struct e2cb_header *(*header)(struct e2cb_source *s);
 	/* After a pass: what it counted (NULL: none) */
 	const struct e2cb_trailer *(*trailer)(struct e2cb_source *s);
@@ -94,10 +129,25 @@ static inline errcode_t e2cb_source_data(struct e2cb_source *s,
 	return s->ops->data(s, func, priv);
 }
 
+static inline errcode_t e2cb_source_data_map(struct e2cb_source *s,
+					     const struct e2cb_stretch **map,
+					     size_t *count, int *fd)
+{
+	if (!s->ops->data_map)
+		return EXT2_ET_UNIMPLEMENTED;
+	return s->ops->data_map(s, map, count, fd);
+}
+
 static inline const struct e2cb_header *
 e2cb_source_header(struct e2cb_source *s)
 {
 	return s->ops->header(s);
+}
+
+static inline const struct e2cb_trailer *
+e2cb_source_trailer(struct e2cb_source *s)
+{
+	return s->ops->trailer(s);
 }
 
 static inline const uint8_t *e2cb_source_entry_digest(struct e2cb_source *s)
@@ -133,6 +183,10 @@ extern errcode_t e2cb_archive_source_open(const char *name,
 /* source_image.c: an unmounted ext4 device or image, the subtree PATH */
 extern errcode_t e2cb_image_source_open(const char *device, const char *path,
 					int stale, struct e2cb_source **ret);
+/* Each name of a file whole, with its data: no hard link entries */
+extern void e2cb_image_source_every_name(struct e2cb_source *s);
+/* The filesystem the image source reads, for what only it holds */
+extern ext2_filsys e2cb_image_source_fs(struct e2cb_source *s);
 
 /*
  * source_online.c: a mounted ext4 filesystem, the directory named in

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 #include <et/com_err.h>
 #include "backup.h"
@@ -47,11 +49,13 @@ struct image_source {
 	size_t count;
 	const struct region_list *rl;
 	char *iobuf;			/* IOBUF_SIZE: preread data */
+	int fd;				/* the device, for data_map */
 	/* what ties a second pass to the first: the records' digests */
 	EVP_MD_CTX *md, *stream;
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];	/* the header's, then the
 						 * entry's */
 	int md_failed;
+	int no_digests;			/* E2CB_SINK_ONE_PASS */
 };
 
 #define IS(src)		((struct image_source *) (src))
@@ -252,7 +256,8 @@ static errcode_t ie_send(struct backup *b, const struct region_list *rl)
 	if (is->nomem)
 		return EXT2_ET_NO_MEMORY;
 	is->e.index = is->e.rec.seq = ++is->sent;
-	digest_entry(is);
+	if (!is->no_digests)
+		digest_entry(is);
 	is->rl = rl;
 	is->status = is->sink->entry(is->sink->priv, &is->s, &is->e);
 	is->rl = NULL;
@@ -271,6 +276,16 @@ static errcode_t ie_trailer(struct backup *b EXT2FS_ATTR((unused)),
 	return 0;
 }
 
+/* In what the walk reports: the sink's name for the path */
+static const char *ie_shown(struct backup *b)
+{
+	const struct e2cb_sink *k = IS_OF(b)->sink;
+
+	if (!k || !k->shown)
+		return entry_path(b);
+	return k->shown(k->priv, entry_path(b));
+}
+
 static const struct e2cb_walk_ops entry_ops = {
 	.header = ie_header,
 	.begin = ie_begin,
@@ -285,6 +300,7 @@ static const struct e2cb_walk_ops entry_ops = {
 	.send = ie_send,
 	.data = NULL,		/* the sink took it during send */
 	.trailer = ie_trailer,
+	.shown = ie_shown,
 };
 
 struct data_pass {
@@ -303,7 +319,9 @@ static errcode_t reread_proc(void *priv, uint64_t off, const void *buf,
 
 /*
  * The data of the entry being sent: inline, or its stretches, kept
- * since the walk read them, or read again a buffer at a time.
+ * since the walk read them, or read (again) a buffer at a time; for
+ * a sink that reads the data itself, what cannot be read is named
+ * and fails it.
  */
 static errcode_t is_data(struct e2cb_source *src, e2cb_data_func func,
 			 void *priv)
@@ -336,6 +354,39 @@ static errcode_t is_data(struct e2cb_source *src, e2cb_data_func func,
 	return 0;
 }
 
+/*
+ * Where the stored blocks of the entry being sent are on the device,
+ * for the sink's threads to read: the walk has read them all
+ * (preread_data()), so none is unreadable a moment ago, or the sink
+ * reads them first and says what it cannot (E2CB_SINK_READS_DATA).
+ * Blocks the journal's replay changed are in memory only: those go
+ * through is_data().
+ */
+static errcode_t is_data_map(struct e2cb_source *src,
+			     const struct e2cb_stretch **map, size_t *count,
+			     int *fd)
+{
+	struct image_source *is = IS(src);
+	const struct e2cb_entry *e = &is->e;
+	unsigned int bs = is->b.fs->blocksize;
+	const struct e2cb_stretch *r;
+	size_t i;
+
+	if (is->fd < 0 || !is->rl || !LINUX_S_ISREG(e->rec.mode) ||
+	    (e->rec.rflags & (E2CB_IF_HARDLINK | E2CB_IF_INLINE)))
+		return EXT2_ET_UNIMPLEMENTED;
+	for (i = 0; i < is->rl->count; i++) {
+		r = &is->rl->r[i];
+		if (ext2fs_replay_io_changed(is->b.fs->io, r->pos / bs,
+					     (r->len + bs - 1) / bs))
+			return EXT2_ET_UNIMPLEMENTED;
+	}
+	*map = is->rl->r;
+	*count = is->rl->count;
+	*fd = is->fd;
+	return 0;
+}
+
 /* Each pass walks from the root; the header's digest comes first */
 static errcode_t is_rewind(struct e2cb_source *src)
 {
@@ -356,7 +407,7 @@ static errcode_t is_rewind(struct e2cb_source *src)
 
 static const uint8_t *is_entry_digest(struct e2cb_source *src)
 {
-	return IS(src)->digest;
+	return IS(src)->no_digests ? NULL : IS(src)->digest;
 }
 
 /* Of the records handed out in the pass (not of the data) */
@@ -367,6 +418,8 @@ static errcode_t is_stream_digest(struct e2cb_source *src,
 	uint8_t md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen;
 
+	if (is->no_digests)
+		return EXT2_ET_UNIMPLEMENTED;
 	if (is->md_failed || !EVP_DigestFinal_ex(is->stream, md, &mdlen))
 		return EXT2_ET_NO_MEMORY;
 	memcpy(out, md, E2CB_STREAM_DIGEST_LEN);
@@ -381,6 +434,9 @@ static int is_run(struct e2cb_source *src, const struct e2cb_sink *k)
 	is->sink = k;
 	is->status = 0;
 	is->sent = 0;
+	is->b.sink_reads = !!(k->flags & E2CB_SINK_READS_DATA);
+	/* a SHA-256 an entry: a tenth of extract -O of many small files */
+	is->no_digests = !!(k->flags & E2CB_SINK_ONE_PASS);
 	retval = e2cb_backup_pass(&is->b);
 	is->sink = NULL;
 	if (retval == EXT2_ET_CANCEL_REQUESTED && is->status)
@@ -418,13 +474,31 @@ static void is_close(struct e2cb_source *src)
 	EVP_MD_CTX_free(is->stream);
 	free(is->xattrs);
 	free(is->iobuf);
+	if (is->fd >= 0)
+		close(is->fd);
 	free(is);
+}
+
+/*
+ * Each name of a file as a whole entry, with its data, rather than the
+ * later ones as hard links to the first: for a sink that may take any
+ * one name alone (extract's PATHs, -O).  Before a pass.
+ */
+void e2cb_image_source_every_name(struct e2cb_source *src)
+{
+	IS(src)->b.every_name = 1;
+}
+
+ext2_filsys e2cb_image_source_fs(struct e2cb_source *src)
+{
+	return IS(src)->b.fs;
 }
 
 static const struct e2cb_source_ops image_source_ops = {
 	.rewind = is_rewind,
 	.run = is_run,
 	.data = is_data,
+	.data_map = is_data_map,
 	.header = is_header,
 	.trailer = is_trailer,
 	.entry_digest = is_entry_digest,
@@ -450,6 +524,7 @@ errcode_t e2cb_image_source_open(const char *device, const char *path,
 		return EXT2_ET_NO_MEMORY;
 	is->s.ops = &image_source_ops;
 	is->s.shown = device;
+	is->fd = -1;
 	is->b.ops = &entry_ops;
 	e2cb_ino_map_init_paths(&is->b.links);
 	is->iobuf = malloc(IOBUF_SIZE);
@@ -462,6 +537,8 @@ errcode_t e2cb_image_source_open(const char *device, const char *path,
 	retval = e2cb_open_source(device, stale, &is->b.replay, &is->b.fs);
 	if (retval)
 		goto errout;
+	/* for is_data_map(); without it, the data goes through is_data() */
+	is->fd = open(device, O_RDONLY | O_CLOEXEC);
 	retval = e2cb_backup_start(&is->b, path, &is->hdr);
 	if (retval)
 		goto errout;
