@@ -194,25 +194,15 @@ static errcode_t source_feed(struct xt *x,
 }
 
 /*
- * @len bytes of @s, as e2cb_x_put_path() prints them, into x->shown
- * after @at bytes; returns the length.
+ * @len bytes of @s, escaped as every path shown, into x->shown after
+ * @at bytes; returns the length.
  */
 static size_t shown_add(struct xt *x, size_t at, const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *) s;
-	size_t o = at;
-
 	if (e2cb_grow_to((void **) &x->shown, &x->shown_size,
-			 at + 4 * len + 2, 1))
+			 at + E2CB_ESCAPED_MAX(len) + 1, 1))
 		return at;
-	for (; len; len--, p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '\\')
-			o += sprintf(x->shown + o, "\\x%02x", *p);
-		else
-			x->shown[o++] = *p;
-	}
-	x->shown[o] = 0;
-	return o;
+	return at + e2cb_escape(x->shown + at, s, len);
 }
 
 /* Which frame holds the directory at the source's @path (its @len) */
@@ -374,9 +364,8 @@ void e2cb_x_walk_image(struct xt *x)
 	ret = e2cb_source_run(x->src, &sink);
 	if (ret == E2CB_SOURCE_FAILED) {
 		fflush(stdout);
-		fprintf(stderr, "%s: %s: %s; extraction stopped\n",
-			program_name, x->o->source,
-			e2cb_source_error(x->src));
+		com_err(program_name, 0, "%s: %s; extraction stopped",
+			x->o->source, e2cb_source_error(x->src));
 		x->failed++;
 		return;
 	}

@@ -40,21 +40,16 @@ static void ignored(const char *where, errcode_t err)
 			 error_message(err));
 }
 
-/* A protector's name, escaped as above, for a message */
-#define SHOWN_MAX	(4 * 255 + 1)
+/* A protector's name, escaped as paths are, for a message */
+#define SHOWN_NAME	255
+#define SHOWN_MAX	E2CB_ESCAPED_MAX(SHOWN_NAME)
 
 static const char *shown(const struct fscrypt_protector *pr,
 			 char buf[SHOWN_MAX])
 {
-	size_t len = strlen(pr->name);
-	FILE *f;
+	size_t len = strnlen(pr->name, SHOWN_NAME);
 
-	buf[0] = 0;
-	if (!len || !(f = fmemopen(buf, SHOWN_MAX - 1, "w")))
-		return buf;
-	e2cb_put_path(f, pr->name, len);
-	fclose(f);
-	buf[SHOWN_MAX - 1] = 0;		/* fmemopen ends a full one without */
+	e2cb_escape(buf, pr->name, len);
 	return buf;
 }
 

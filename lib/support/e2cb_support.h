@@ -86,6 +86,8 @@ extern errcode_t e2cb_pread_all(int fd, void *buf, size_t len, uint64_t pos);
 
 /* escape.c: a path as every command shows it, control bytes as \xHH */
 extern void e2cb_put_path(FILE *f, const void *s, size_t len);
+#define E2CB_ESCAPED_MAX(n)	(4 * (n) + 1)
+extern size_t e2cb_escape(char *out, const void *s, size_t len);
 
 
 #endif /* E2CB_SUPPORT_H */

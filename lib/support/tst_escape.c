@@ -25,6 +25,16 @@ static int shows_as(const void *in, size_t len, const char *want)
 	return !strcmp(buf, want);
 }
 
+/* What e2cb_escape() makes of @len bytes of @in, compared */
+static int escapes_to(const void *in, size_t len, const char *want)
+{
+	char buf[E2CB_ESCAPED_MAX(16)];
+	size_t n;
+
+	n = e2cb_escape(buf, in, len);
+	return n == strlen(want) && !strcmp(buf, want);
+}
+
 int main(void)
 {
 	CHECK(shows_as("", 0, "."));
@@ -34,5 +44,7 @@ int main(void)
 	CHECK(shows_as("\x7f\x01", 2, "\\x7f\\x01"));
 	CHECK(shows_as("\xc3\xa9", 2, "\xc3\xa9"));	/* UTF-8 kept */
 	CHECK(shows_as("ab\0cd", 5, "ab\\x00cd"));	/* @len, not NUL */
+	CHECK(escapes_to("a\x01\\", 3, "a\\x01\\x5c"));
+	CHECK(escapes_to("", 0, ""));			/* no "." here */
 	return tst_done("tst_escape");
 }
