@@ -433,6 +433,11 @@ errcode_t e2cb_backup_symlink(struct backup *b, ext2_ino_t ino,
 		return retval;
 	if (!encrypted && memchr(target, 0, len))
 		return EXT2_ET_INODE_CORRUPTED;
+	if (encrypted) {
+		retval = ext2fs_check_encrypted_symlink(target, len);
+		if (retval)
+			return retval;
+	}
 	return b->ops->add_symlink(b, (uint8_t *) target, len,
 				       encrypted);
 }

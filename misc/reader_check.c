@@ -220,6 +220,11 @@ static int decode_other_records(struct e2cb_reader *r, struct e2cb_entry *e)
 					  rec_fault(v, dup));
 	if (v && (e2cb_check_sealed(v, len) || len - 4 != e->rec.size))
 		return e2cb_reader_damage(r, "the symlink record is damaged");
+	/* the target as the kernel and e2fsck take it: its own length */
+	if (v && ext2fs_check_encrypted_symlink(v, len - 4))
+		return e2cb_reader_damage(r, "the encrypted symlink's target "
+					  "gives another length than its "
+					  "size");
 	e->symlink = v;
 	e->symlink_len = v ? len - 4 : 0;
 	return 0;

@@ -118,3 +118,22 @@ errcode_t ext2fs_get_encrypted_filename(ext2_filsys fs, ext2_ino_t dir,
 		return fn.retval;
 	return fn.found ? 0 : EXT2_ET_CRYPT_NAME_NOT_FOUND;
 }
+
+/*
+ * An encrypted symlink's target as stored (fs/crypto's struct
+ * fscrypt_symlink_data): a le16 length, then that many bytes of
+ * ciphertext, which fill the rest: e2fsck clears a symlink whose length
+ * + 2 is not its i_size, and the kernel refuses one of length 0.
+ */
+errcode_t ext2fs_check_encrypted_symlink(const void *target, size_t size)
+{
+	const __u8 *p = target;
+	size_t len;
+
+	if (size < 2)
+		return EXT2_ET_INODE_CORRUPTED;
+	len = p[0] | (p[1] << 8);
+	if (!len || len + 2 != size)
+		return EXT2_ET_INODE_CORRUPTED;
+	return 0;
+}

@@ -237,6 +237,8 @@ extern errcode_t ext2fs_dirent_encrypted_name(ext2_filsys fs,
 extern errcode_t ext2fs_get_encrypted_filename(ext2_filsys fs,
 					       ext2_ino_t dir, ext2_ino_t ino,
 					       struct ext4_encrypted_name *out);
+extern errcode_t ext2fs_check_encrypted_symlink(const void *target,
+						size_t size);
 
 /* dir_index.c */
 extern errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino);

@@ -12,7 +12,9 @@
 #   dropname       no name record (nor its flag)
 #   addname=HEX    a name record, on an entry that had none
 #   linkname=N     an unencrypted symlink's target: N bytes
-#   encsymlink=N   an encrypted symlink's target: N bytes of ciphertext
+#   encsymlink=N   an encrypted symlink's target of N bytes as stored:
+#                  its le16 length and N - 2 bytes of ciphertext
+#   encsymlinklen=L  the le16 length an encrypted symlink's target gives
 #
 # This file may be redistributed under the terms of the GNU General
 # Public License, version 2.
@@ -70,13 +72,18 @@ def forge(m, op):
         set_size(ino, int(arg))
     elif what == "encsymlink":
         n = int(arg)
-        put(m, "symlink", seal32(bytearray(os.urandom(n) + b"\0" * 4)))
+        target = struct.pack("<H", n - 2) + os.urandom(n - 2)
+        put(m, "symlink", seal32(bytearray(target + b"\0" * 4)))
         set_size(ino, n)
         meta = raw(m, "metadata")
         meta[4:12] = struct.pack("<Q", n)
         meta[2:4] = b"\0\0"
         meta[2:4] = struct.pack("<H", crc16(bytes(meta)))
         put(m, "metadata", meta)
+    elif what == "encsymlinklen":
+        target = raw(m, "symlink")
+        target[0:2] = struct.pack("<H", int(arg))
+        put(m, "symlink", seal32(target[:-4] + b"\0" * 4))
     else:
         sys.exit("repax.py: unknown op %r" % op)
     put(m, "inode", seal32(ino))
