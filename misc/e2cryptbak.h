@@ -166,6 +166,9 @@ extern uint8_t *e2cb_pipe_buffer(struct e2cb_pipe *p);
 extern errcode_t e2cb_pipe_submit(struct e2cb_pipe *p,
 				  const struct e2cb_pipe_job *job, void *priv,
 				  size_t len, uint64_t off);
+extern errcode_t e2cb_pipe_run(struct e2cb_pipe *p,
+			      const struct e2cb_pipe_job *job, void *priv,
+			      size_t len, uint64_t off);
 extern errcode_t e2cb_pipe_drain(struct e2cb_pipe *p);
 extern void e2cb_pipe_free(struct e2cb_pipe *p);
 

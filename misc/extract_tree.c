@@ -131,11 +131,14 @@ errcode_t e2cb_x_extract_file(struct xt *x, int dirfd, const char *name,
 	}
 	e2cb_xw_init(&w, x, of.fd, fi, e->size);
 	err = feed_data(x, e, &w);
-	if (!err && (ftruncate(of.fd, e->size) < 0 ||
-		     fstat(of.fd, &x->made) < 0)) {
+	/* nothing is written past i_size: a hole at the end is left */
+	if (!err && (fstat(of.fd, &x->made) < 0 ||
+		     ((uint64_t) x->made.st_size != e->size &&
+		      ftruncate(of.fd, e->size) < 0))) {
 		err = errno;
 		w.write_failed = 1;
 	}
+	x->made.st_size = e->size;
 	if (err) {
 		if (!w.reported)
 			e2cb_x_report(x, err, w.write_failed ? "cannot write" :

@@ -54,6 +54,11 @@ static errcode_t put_data(struct writer *w, const uint8_t *buf, size_t len,
 {
 	if (w->stream)
 		return e2cb_xw_stream_out(w, buf, len, off);
+	/* the last unit's tail past i_size would only be cut again */
+	if (off >= w->size)
+		return 0;
+	if (len > w->size - off)
+		len = w->size - off;
 	return e2cb_write_all(w->fd, buf, len, off);
 }
 
@@ -133,7 +138,6 @@ static errcode_t emit_data(void *priv, uint8_t *buf, size_t len,
 	/* in order: the archive's sum is of the data in order */
 	if (w->sum_to)
 		e2cb_reader_sum_crc(w->sum_to, off, len, BUF_PLAN(buf)->crc);
-	/* the last unit runs past i_size: ftruncate cuts it */
 	err = put_data(w, buf, len, off);
 	if (err) {
 		w->write_failed = 1;
@@ -191,8 +195,11 @@ void e2cb_xw_init(struct writer *w, struct xt *x, int fd,
 	}
 }
 
-/* Hand what is buffered (whole data units) to the pipe */
-static errcode_t w_flush(struct writer *w)
+/*
+ * Hand what is buffered (whole data units) to the pipe; the @last of a
+ * file runs here when the pipe is idle (most files fit one buffer).
+ */
+static errcode_t w_flush_last(struct writer *w, int last)
 {
 	size_t len = w->len;
 
@@ -203,8 +210,18 @@ static errcode_t w_flush(struct writer *w)
 		w->err = FSCRYPT_ET_BAD_LENGTH;
 		return w->err;
 	}
-	w->err = e2cb_pipe_submit(w->x->pipe, &decrypt_job, w, len, w->off);
+	if (last)
+		w->err = e2cb_pipe_run(w->x->pipe, &decrypt_job, w, len,
+				       w->off);
+	else
+		w->err = e2cb_pipe_submit(w->x->pipe, &decrypt_job, w, len,
+					  w->off);
 	return w->err;
+}
+
+static errcode_t w_flush(struct writer *w)
+{
+	return w_flush_last(w, 0);
 }
 
 /* Flush, and wait until the pipe has written everything */
@@ -212,7 +229,7 @@ errcode_t e2cb_xw_finish(struct writer *w)
 {
 	errcode_t err;
 
-	w_flush(w);
+	w_flush_last(w, 1);
 	err = e2cb_pipe_drain(w->x->pipe);
 	if (!w->err)
 		w->err = err;

@@ -18,6 +18,10 @@
 #   large      a few large files, one of them sparse
 #   home       a home directory: caches, sources, documents, pictures,
 #              a couple of videos, symlinks, hard links, xattrs
+#   wide       one directory of many small files (20,000 quick, 200,000
+#              full; 0-8 KiB, about 4 KiB each) beside one sparse giant
+#              (2 GiB quick, 20 GiB full, 4 MiB of data): the per-entry
+#              cost (issue 25)
 #   inodes-N   N inodes, nearly all empty files (for peak RSS)
 #
 # This file may be redistributed under the terms of the GNU General
@@ -146,6 +150,18 @@ def home(scale, rnd):
     return out
 
 
+def wide(scale, rnd):
+    n = 20000 if scale == "quick" else 200000
+    giant = (2 if scale == "quick" else 20) << 30
+    out = [("d", "wide")]
+    for i in range(n):
+        out.append(("f", "wide/f%07d" % i, rnd.randint(0, 8191)))
+    # 4 MiB of data in 4 extents of 1 MiB spread over the apparent size
+    out.append(("sparse", "giant.img", giant,
+                [(j * (giant // 4), MIB) for j in range(4)]))
+    return out
+
+
 def inodes(count):
     out = []
     per_dir = 1000
@@ -171,6 +187,8 @@ def plan(shape, scale):
         return large(scale, rnd)
     if shape == "home":
         return home(scale, rnd)
+    if shape == "wide":
+        return wide(scale, rnd)
     if shape.startswith("inodes-") and shape[7:].isdigit():
         return inodes(int(shape[7:]))
     sys.exit("gentree: unknown shape %s" % shape)
