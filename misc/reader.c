@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include "reader_int.h"
 
-#define HASH_BUF_SIZE	E2CB_STREAM_HASH_BUF
+#define HASH_BUF_SIZE	65536
 
 static int vdamage(struct e2cb_reader *r, uint64_t index, const char *path,
 		   const char *fmt, va_list ap)
@@ -161,7 +161,6 @@ static int next_tar_header(struct e2cb_reader *r, const char *what)
 static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
 		       const void **buf)
 {
-	char *rbuf;
 	ssize_t n;
 
 	if (r->replay_off < r->replay_len) {
@@ -170,15 +169,14 @@ static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
 		r->replay_off = r->replay_len;
 		return n;
 	}
-	rbuf = r->stream ? e2cb_stream_hash_buf(r->stream) : r->hash_buf;
 	do
-		n = read(r->fd, rbuf, HASH_BUF_SIZE);
+		n = read(r->fd, r->hash_buf, HASH_BUF_SIZE);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		archive_set_error(a, errno, "%s", strerror(errno));
 		return -1;
 	}
-	if (r->stream && e2cb_stream_hash_add(r->stream, n)) {
+	if (r->stream && !EVP_DigestUpdate(r->stream, r->hash_buf, n)) {
 		archive_set_error(a, ENOMEM, "cannot hash the archive");
 		return -1;
 	}
@@ -188,11 +186,11 @@ static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
 			archive_set_error(a, ENOMEM, "out of memory");
 			return -1;
 		}
-		memcpy(r->replay + r->replay_len, rbuf, n);
+		memcpy(r->replay + r->replay_len, r->hash_buf, n);
 		r->replay_len += n;
 		r->replay_off = r->replay_len;
 	}
-	*buf = rbuf;
+	*buf = r->hash_buf;
 	return n;
 }
 
@@ -266,10 +264,12 @@ static la_int64_t tar_skip(struct archive *a, void *priv, la_int64_t request)
 
 static errcode_t start_hashes(struct e2cb_reader *r)
 {
+	r->stream = EVP_MD_CTX_new();
 	r->entry = EVP_MD_CTX_new();
-	if (!r->entry)
+	if (!r->stream || !r->entry ||
+	    !EVP_DigestInit_ex(r->stream, EVP_sha256(), NULL))
 		return EXT2_ET_NO_MEMORY;
-	return e2cb_stream_hash_start(&r->stream);
+	return 0;
 }
 
 /*
@@ -454,23 +454,22 @@ errcode_t e2cb_reader_open_fd(int fd, int flags, struct e2cb_reader **ret)
 errcode_t e2cb_reader_stream_digest(struct e2cb_reader *r,
 				    uint8_t out[E2CB_STREAM_DIGEST_LEN])
 {
+	unsigned int len;
 	ssize_t n;
 
 	if (!r->stream)
 		return EXT2_ET_INVALID_ARGUMENT;
-	for (;;) {
-		n = read(r->fd, e2cb_stream_hash_buf(r->stream),
-			 HASH_BUF_SIZE);
+	while ((n = read(r->fd, r->hash_buf, HASH_BUF_SIZE)) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return errno;
-		if (!n)
-			break;
-		if (e2cb_stream_hash_add(r->stream, n))
+		if (!EVP_DigestUpdate(r->stream, r->hash_buf, n))
 			return EXT2_ET_NO_MEMORY;
 	}
-	return e2cb_stream_hash_final(r->stream, out);
+	if (!EVP_DigestFinal_ex(r->stream, out, &len))
+		return EXT2_ET_NO_MEMORY;
+	return 0;
 }
 
 /*
@@ -804,7 +803,7 @@ void e2cb_reader_close(struct e2cb_reader *r)
 	free(r->map);
 	e2cb_reader_checks_free(r);
 	free(r->prev_path);
-	e2cb_stream_hash_free(r->stream);
+	EVP_MD_CTX_free(r->stream);
 	EVP_MD_CTX_free(r->entry);
 	free(r->hash_buf);
 	free(r);

@@ -15,7 +15,6 @@
 #include <sys/types.h>
 #include <openssl/evp.h>
 #include "e2cryptbak.h"
-#include "stream_hash.h"
 
 struct e2cb_reader {
 	struct archive *a;
@@ -62,8 +61,7 @@ struct e2cb_reader {
 	 */
 	struct e2cb_ino_map linked;
 	/* E2CB_READ_HASH: the stream read, and the current entry */
-	struct e2cb_stream_hash *stream;
-	EVP_MD_CTX *entry;
+	EVP_MD_CTX *stream, *entry;
 	char *hash_buf;			/* HASH_BUF_SIZE: what read() gets */
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];
 	char err[1024];
