@@ -223,6 +223,22 @@ uint8_t *e2cb_pipe_buffer(struct e2cb_pipe *p)
 	return s->buf;
 }
 
+/* @job on slot @s, on the calling thread: no worker holds a slot */
+static errcode_t run_here(struct e2cb_pipe *p, struct slot *s,
+			  const struct e2cb_pipe_job *job, void *priv,
+			  size_t len, uint64_t off)
+{
+	errcode_t err = 0;
+
+	if (!p->err && job->work)
+		err = job->work(priv, 0, s->buf, len, off);
+	if (!err && !p->err && job->emit)
+		err = job->emit(priv, s->buf, len, off);
+	if (err && !p->err)
+		p->err = err;
+	return p->err;
+}
+
 /*
  * Run @job on the buffer last handed out, filled with @len bytes.
  * Returns the first error of any job so far: the caller stops there.
@@ -234,15 +250,8 @@ errcode_t e2cb_pipe_submit(struct e2cb_pipe *p,
 	struct slot *s = &p->slot[p->fill];
 	errcode_t err = 0;
 
-	if (!p->nthreads) {
-		if (!p->err && job->work)
-			err = job->work(priv, 0, s->buf, len, off);
-		if (!err && !p->err && job->emit)
-			err = job->emit(priv, s->buf, len, off);
-		if (err && !p->err)
-			p->err = err;
-		return p->err;
-	}
+	if (!p->nthreads)
+		return run_here(p, s, job, priv, len, off);
 	pthread_mutex_lock(&p->lock);
 	s->job = job;
 	s->priv = priv;
@@ -269,9 +278,7 @@ errcode_t e2cb_pipe_run(struct e2cb_pipe *p,
 			const struct e2cb_pipe_job *job, void *priv,
 			size_t len, uint64_t off)
 {
-	struct slot *s = &p->slot[p->fill];
 	unsigned int pending = 0;
-	errcode_t err = 0;
 
 	if (p->nthreads) {
 		/* only the submitting thread adds jobs: none can come now */
@@ -281,13 +288,7 @@ errcode_t e2cb_pipe_run(struct e2cb_pipe *p,
 	}
 	if (pending)
 		return e2cb_pipe_submit(p, job, priv, len, off);
-	if (!p->err && job->work)
-		err = job->work(priv, 0, s->buf, len, off);
-	if (!err && !p->err && job->emit)
-		err = job->emit(priv, s->buf, len, off);
-	if (err && !p->err)
-		p->err = err;
-	return p->err;
+	return run_here(p, &p->slot[p->fill], job, priv, len, off);
 }
 
 /* Wait for every job; return and forget the first error */
