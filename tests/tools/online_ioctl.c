@@ -234,13 +234,15 @@ static void read_data(int fd, const struct raw_ent *e, const char *outdir)
 	}
 }
 
-/* The name readdir(3) shows for the directory inode @ino in @fd */
-static int open_subdir(int fd, uint64_t ino)
+/*
+ * The name readdir(3) shows in @fd for inode @ino (a no-key name
+ * without the key), into @name (NAME_MAX + 1 bytes); 0 if none.
+ */
+static int name_of_ino(int fd, uint64_t ino, char *name)
 {
-	int dfd = dup(fd);
+	int dfd = dup(fd), found = 0;
 	DIR *d;
 	struct dirent *de;
-	int ret = -1;
 
 	if (dfd < 0)
 		die("dup");
@@ -248,16 +250,27 @@ static int open_subdir(int fd, uint64_t ino)
 	if (!d)
 		die("fdopendir");
 	rewinddir(d);
-	while ((de = readdir(d))) {
-		if (de->d_ino == ino && strcmp(de->d_name, ".") &&
-		    strcmp(de->d_name, "..")) {
-			ret = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY);
-			if (ret < 0)
-				die(de->d_name);
-			break;
-		}
+	while (!found && (de = readdir(d))) {
+		found = de->d_ino == ino && strcmp(de->d_name, ".") &&
+			strcmp(de->d_name, "..");
+		if (found)
+			snprintf(name, NAME_MAX + 1, "%s", de->d_name);
 	}
 	closedir(d);
+	return found;
+}
+
+/* The directory inode @ino in @fd, opened; -1 if it has no name */
+static int open_subdir(int fd, uint64_t ino)
+{
+	char name[NAME_MAX + 1];
+	int ret;
+
+	if (!name_of_ino(fd, ino, name))
+		return -1;
+	ret = openat(fd, name, O_RDONLY | O_DIRECTORY);
+	if (ret < 0)
+		die(name);
 	return ret;
 }
 
@@ -373,29 +386,15 @@ static void get_entry(int fd, const struct raw_ent *e,
 /* lstat() of the inode @ino of @fd, through the name readdir(3) shows */
 static void stat_ino(int fd, uint64_t ino, struct stat *st)
 {
-	int dfd = dup(fd);
-	DIR *d;
-	struct dirent *de;
+	char name[NAME_MAX + 1];
 
-	if (dfd < 0)
-		die("dup");
-	d = fdopendir(dfd);
-	if (!d)
-		die("fdopendir");
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		if (de->d_ino == ino && strcmp(de->d_name, ".") &&
-		    strcmp(de->d_name, "..")) {
-			if (fstatat(fd, de->d_name, st,
-				    AT_SYMLINK_NOFOLLOW) < 0)
-				die(de->d_name);
-			closedir(d);
-			return;
-		}
+	if (!name_of_ino(fd, ino, name)) {
+		fprintf(stderr, "%s: no name for inode %llu\n", prog,
+			(unsigned long long)ino);
+		exit(1);
 	}
-	fprintf(stderr, "%s: no name for inode %llu\n", prog,
-		(unsigned long long)ino);
-	exit(1);
+	if (fstatat(fd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		die(name);
 }
 
 struct link_rec {
