@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <et/com_err.h>
 #include "backup.h"
 
@@ -33,29 +35,6 @@ struct child_list {
 	struct backup *b;
 	errcode_t retval;
 };
-
-static void show_progress(struct backup *b, int done)
-{
-	time_t now;
-
-	if (!b->progress)
-		return;
-	now = time(NULL);
-	if (!done && now == b->last_progress)
-		return;
-	b->last_progress = now;
-	/* a subtree's share of the inodes is not known beforehand */
-	if (b->inodes_total && !done)
-		fprintf(stderr, "\r%s: %llu/%llu inodes, %llu MiB",
-			program_name, (unsigned long long) b->inodes,
-			(unsigned long long) b->inodes_total,
-			(unsigned long long) (b->data_bytes >> 20));
-	else
-		fprintf(stderr, "\r%s: %llu inodes, %llu MiB%s",
-			program_name, (unsigned long long) b->inodes,
-			(unsigned long long) (b->data_bytes >> 20),
-			done ? "\n" : "");
-}
 
 static void fill_inode_rec(struct backup *b, ext2_ino_t ino,
 			   struct ext2_inode_large *inode,
@@ -90,7 +69,7 @@ static void skip_entry(struct backup *b, ext2_ino_t ino,
 	com_err(program_name, err, "while %s inode %u (%s); skipped%s", what,
 		ino, shown_path(b), inode && LINUX_S_ISDIR(inode->i_mode) ?
 		", with all that is in the directory" : "");
-	b->skipped++;
+	b->wk.skipped++;
 }
 
 /* Data of a regular file fits in its blocks, or in its inode if inline */
@@ -132,7 +111,7 @@ static errcode_t walk_data(void *priv, uint64_t off, const void *buf,
 {
 	struct backup *b = priv;
 
-	return b->ops->data(b, off, buf, len);
+	return b->wk.ops->data(&b->wk, off, buf, len);
 }
 
 /*
@@ -149,19 +128,21 @@ static errcode_t send_entry(struct backup *b, ext2_ino_t ino,
 	size_t i;
 
 	if (inlined)
-		b->data_bytes += EXT2_I_SIZE(inode);
+		b->wk.data_bytes += EXT2_I_SIZE(inode);
 	for (i = 0; i < rl->count; i++)
-		b->data_bytes += rl->r[i].len;
-	fatal = b->ops->send(b, rl);
-	if (!fatal && has_data && !b->preread && b->ops->data)
+		b->wk.data_bytes += rl->r[i].len;
+	b->sending = rl;
+	fatal = b->wk.ops->send(&b->wk);
+	if (!fatal && has_data && !b->wk.preread && b->wk.ops->data)
 		fatal = e2cb_backup_read_data(b, rl, walk_data, b);
+	b->sending = NULL;
 	if (fatal && fatal != EXT2_ET_SHORT_WRITE &&
 	    fatal != EXT2_ET_CANCEL_REQUESTED)
 		com_err(program_name, fatal,
 			"while reading the data of inode %u (%s)",
 			ino, shown_path(b));
 	if (!fatal)
-		b->entries++;
+		b->wk.entries++;
 	return fatal;
 }
 
@@ -179,19 +160,20 @@ static errcode_t write_inode(struct backup *b, ext2_ino_t ino,
 	char *inline_buf = NULL;
 	size_t inline_len = 0;
 	int multi = !LINUX_S_ISDIR(inode->i_mode) &&
-		    inode->i_links_count > 1 && !b->every_name;
+		    inode->i_links_count > 1 && !b->wk.every_name;
 	errcode_t retval, fatal;
 
 	memset(&rl, 0, sizeof(rl));
 	fill_inode_rec(b, ino, inode, &r);
-	fatal = b->ops->begin(b, entry_path(b), &r, data_need(b, inode));
+	fatal = b->wk.ops->begin(&b->wk, entry_path(b), &r,
+				 data_need(b, inode));
 	if (fatal)
 		return fatal;
 	if (multi)
 		first = e2cb_ino_map_path(&b->links, ino);
 	if (first) {
 		/* a further name: tar hard link, data stays at the first */
-		b->ops->hardlink(b, first);
+		b->wk.ops->hardlink(&b->wk, first);
 		retval = e2cb_backup_crypt_records(b, ino, inode, c,
 						   parent_enc);
 		if (retval) {
@@ -215,9 +197,9 @@ static errcode_t write_inode(struct backup *b, ext2_ino_t ino,
 		if (fatal)
 			goto out;
 	}
-	b->inodes++;
+	b->wk.inodes++;
 	if (inode->i_flags & EXT4_ENCRYPT_FL)
-		b->encrypted++;
+		b->wk.encrypted++;
 send:
 	/* a regular file's first name carries its data */
 	fatal = send_entry(b, ino, inode, &rl,
@@ -260,7 +242,7 @@ static errcode_t backup_one(struct backup *b, ext2_ino_t ino,
 	fatal = write_inode(b, ino, inode, c, parent_enc, &sent);
 	if (fatal || !sent)
 		goto out;
-	show_progress(b, 0);
+	e2cb_walk_progress(&b->wk, 0);
 	if (LINUX_S_ISDIR(inode->i_mode))
 		fatal = backup_dir(b, ino, inode, depth + 1);
 out:
@@ -291,7 +273,7 @@ static int collect_proc(ext2_filsys fs, struct ext2_dir_entry *de,
 		com_err(program_name, retval, "in directory inode %u (%s), "
 			"in the entry of inode %u; skipped", cl->dir_ino,
 			shown_path(cl->b), de->inode);
-		cl->b->skipped++;
+		cl->b->wk.skipped++;
 		return 0;
 	}
 	cl->count++;
@@ -320,7 +302,7 @@ static void dir_damage_proc(ext2_filsys fs EXT2FS_ATTR((unused)),
 	com_err(program_name, d->err, "in directory inode %u (%s), %s; %s",
 		cl->dir_ino, shown_path(cl->b), where,
 		ext2fs_dir_lost_string(d->lost));
-	cl->b->skipped++;
+	cl->b->wk.skipped++;
 }
 
 /*
@@ -387,14 +369,14 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		com_err(program_name, 0, "directory inode %u (%s) is reached "
 			"twice (a loop in the directory tree); skipped", dir,
 			shown_path(b));
-		b->skipped++;
+		b->wk.skipped++;
 		return 0;
 	}
 	ext2fs_fast_mark_inode_bitmap2(b->dirs_seen, dir);
 	if (depth > MAX_DEPTH) {
 		com_err(program_name, 0, "%s is nested deeper than %d levels; "
 			"skipped", shown_path(b), MAX_DEPTH);
-		b->skipped++;
+		b->wk.skipped++;
 		return 0;
 	}
 	memset(&cl, 0, sizeof(cl));
@@ -420,7 +402,7 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		 * that reads each file as its entry goes out: the advice
 		 * reads every inode a second time, all cost when warm.
 		 */
-		if (!b->ra && !b->sink_reads &&
+		if (!b->ra && !b->wk.sink_reads &&
 		    i >= ra_from + (ra_next - ra_from) / 2 &&
 		    ra_next < cl.count) {
 			ra_from = ra_next;
@@ -431,7 +413,7 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 			com_err(program_name, 0, "in directory inode %u (%s): "
 				"entry with bad inode number %u; skipped", dir,
 				shown_path(b), cl.c[i].ino);
-			b->skipped++;
+			b->wk.skipped++;
 			continue;
 		}
 		if (depth == 1 && b->only_ino && !only_child(b, &cl.c[i]))
@@ -440,7 +422,7 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 			com_err(program_name, 0, "in directory inode %u (%s): "
 				"entry with '/' or NUL in its name; skipped",
 				dir, shown_path(b));
-			b->skipped++;
+			b->wk.skipped++;
 			continue;
 		}
 		retval = backup_one(b, cl.c[i].ino, &cl.c[i], parent_enc,
@@ -495,17 +477,6 @@ static void fill_header(struct backup *b, const char *src_path,
 	if (h.source_path_len == strlen(src_path))
 		memcpy(h.source_path, src_path, h.source_path_len);
 	*hp = h;
-}
-
-/* What a pass counted, as the trailer says it */
-void e2cb_backup_counts(const struct backup *b, struct e2cb_trailer *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->entries = b->entries;
-	t->inodes = b->inodes;
-	t->encrypted = b->encrypted;
-	t->data_bytes = b->data_bytes;
-	t->skipped = b->skipped;
 }
 
 /*
@@ -602,68 +573,82 @@ static errcode_t find_root(struct backup *b, const char *src_path,
 	return retval;
 }
 
-/*
- * Find the root of the walk and make the header of it; every pass
- * (e2cb_backup_pass()) walks from that root.
- */
-errcode_t e2cb_backup_start(struct backup *b, const char *src_path,
-			    struct e2cb_header *h)
-{
-	errcode_t retval;
-
-	e2cb_readahead_inode_tables(b->fs);
-	retval = find_root(b, src_path, &b->root);
-	if (retval) {
-		com_err(program_name, retval, "while looking up %s",
-			src_path);
-		return retval;
-	}
-	retval = ext2fs_allocate_inode_bitmap(b->fs, "directories seen",
-					      &b->dirs_seen);
-	if (retval)
-		return retval;
-	if (b->root == EXT2_ROOT_INO && !b->only_ino)
-		b->inodes_total = inodes_in_tree(b->fs);
-	fill_header(b, src_path, b->root, h);
-	return 0;
-}
 
 /* One walk from the root; a pass after the first sees the same */
-errcode_t e2cb_backup_pass(struct backup *b)
+static errcode_t image_pass(struct e2cb_walk *wk)
 {
-	errcode_t retval;
+	struct backup *b = (struct backup *) wk;
 
 	ext2fs_clear_inode_bitmap(b->dirs_seen);
 	e2cb_ino_map_free(&b->links);
 	e2cb_ino_map_init_paths(&b->links);
 	e2cb_path_cut(&b->path, 0);
-	b->entries = b->inodes = b->encrypted = b->data_bytes = 0;
-	b->skipped = 0;
 	b->only_done = 0;
-	retval = backup_one(b, b->root, NULL, 0, 0);
-	return retval;
+	return backup_one(b, b->root, NULL, 0, 0);
 }
 
-static errcode_t backup_walk(struct backup *b, const char *src_path)
+static errcode_t image_read_data(struct e2cb_walk *wk,
+				 e2cb_walk_data_func func, void *priv)
 {
-	struct e2cb_header h;
-	struct e2cb_trailer t;
-	errcode_t retval;
+	struct backup *b = (struct backup *) wk;
 
-	retval = e2cb_backup_start(b, src_path, &h);
-	if (!retval)
-		retval = b->ops->header(b, &h);
-	if (!retval)
-		retval = e2cb_backup_pass(b);
-	if (retval)
-		return retval;
-	e2cb_backup_counts(b, &t);
-	return b->ops->trailer(b, &t);
+	if (!b->sending)
+		return 0;
+	return e2cb_backup_read_data(b, b->sending, func, priv);
 }
 
-void e2cb_backup_free(struct backup *b)
+/*
+ * Where the stored blocks of the entry being sent are on the device,
+ * for the end's threads to read: the walk has read them all
+ * (preread_data()), so none is unreadable a moment ago, or the end
+ * reads them first and says what it cannot (sink_reads).  Blocks the
+ * journal's replay changed are in memory only: those go through
+ * read_data().
+ */
+static errcode_t image_data_map(struct e2cb_walk *wk,
+				const struct e2cb_stretch **map,
+				size_t *count, int *fd)
 {
-	e2cb_writer_close(b->w, 0);
+	struct backup *b = (struct backup *) wk;
+	unsigned int bs = b->fs->blocksize;
+	const struct e2cb_stretch *r;
+	size_t i;
+
+	if (b->fd < 0 || !b->sending)
+		return EXT2_ET_UNIMPLEMENTED;
+	for (i = 0; i < b->sending->count; i++) {
+		r = &b->sending->r[i];
+		if (ext2fs_replay_io_changed(b->fs->io, r->pos / bs,
+					     (r->len + bs - 1) / bs))
+			return EXT2_ET_UNIMPLEMENTED;
+	}
+	*map = b->sending->r;
+	*count = b->sending->count;
+	*fd = b->fd;
+	return 0;
+}
+
+/* For image_data_map(); without it, the data goes through read_data() */
+void e2cb_image_walk_map_data(struct e2cb_walk *wk, const char *device)
+{
+	struct backup *b = (struct backup *) wk;
+
+	if (b->fd < 0)
+		b->fd = open(device, O_RDONLY | O_CLOEXEC);
+}
+
+ext2_filsys e2cb_image_walk_fs(struct e2cb_walk *wk)
+{
+	return ((struct backup *) wk)->fs;
+}
+
+static void image_close(struct e2cb_walk *wk)
+{
+	struct backup *b = (struct backup *) wk;
+
+	if (b->fd >= 0)
+		close(b->fd);
+
 	e2cb_readahead_stop(b->ra);
 	if (b->dirs_seen)
 		ext2fs_free_inode_bitmap(b->dirs_seen);
@@ -671,6 +656,95 @@ void e2cb_backup_free(struct backup *b)
 	e2cb_path_free(&b->path);
 	if (b->fs)
 		ext2fs_close_free(&b->fs);
+	free(b);
+}
+
+static const struct e2cb_walk_kind image_walk = {
+	.pass = image_pass,
+	.read_data = image_read_data,
+	.data_map = image_data_map,
+	.close = image_close,
+};
+
+/*
+ * The unmounted filesystem on @device, from @path on; its journal is
+ * replayed in memory unless @stale, and with @readahead the whole of
+ * it is read ahead.  Every pass walks from the root found here, and
+ * the header is made of it.  Says why on failure.
+ */
+errcode_t e2cb_image_walk_open(const char *device, const char *path,
+			       int stale, int readahead,
+			       struct e2cb_walk **ret)
+{
+	struct backup *b;
+	errcode_t retval;
+
+	*ret = NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return EXT2_ET_NO_MEMORY;
+	b->wk.kind = &image_walk;
+	b->fd = -1;
+	e2cb_ino_map_init_paths(&b->links);
+	retval = e2cb_open_source(device, stale, &b->replay, &b->fs);
+	if (retval)
+		goto errout;
+	b->wk.block_size = b->fs->blocksize;
+	if (readahead)
+		e2cb_readahead_start(b->fs, device, &b->ra);
+	e2cb_readahead_inode_tables(b->fs);
+	retval = find_root(b, path, &b->root);
+	if (retval) {
+		com_err(program_name, retval, "while looking up %s", path);
+		goto errout;
+	}
+	retval = ext2fs_allocate_inode_bitmap(b->fs, "directories seen",
+					      &b->dirs_seen);
+	if (retval)
+		goto errout;
+	if (b->root == EXT2_ROOT_INO && !b->only_ino)
+		b->wk.inodes_total = inodes_in_tree(b->fs);
+	fill_header(b, path, b->root, &b->wk.hdr);
+	*ret = &b->wk;
+	return 0;
+errout:
+	image_close(&b->wk);
+	return retval;
+}
+
+/* -p: the inodes so far, once a second, and at the end */
+void e2cb_walk_progress(struct e2cb_walk *wk, int done)
+{
+	time_t now;
+
+	if (!wk->progress)
+		return;
+	now = time(NULL);
+	if (!done && now == wk->last_progress)
+		return;
+	wk->last_progress = now;
+	/* a subtree's share of the inodes is not known beforehand */
+	if (wk->inodes_total && !done)
+		fprintf(stderr, "\r%s: %llu/%llu inodes, %llu MiB",
+			program_name, (unsigned long long) wk->inodes,
+			(unsigned long long) wk->inodes_total,
+			(unsigned long long) (wk->data_bytes >> 20));
+	else
+		fprintf(stderr, "\r%s: %llu inodes, %llu MiB%s",
+			program_name, (unsigned long long) wk->inodes,
+			(unsigned long long) (wk->data_bytes >> 20),
+			done ? "\n" : "");
+}
+
+/* What a pass counted, as the trailer says it */
+void e2cb_walk_counts(const struct e2cb_walk *wk, struct e2cb_trailer *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->entries = wk->entries;
+	t->inodes = wk->inodes;
+	t->encrypted = wk->encrypted;
+	t->data_bytes = wk->data_bytes;
+	t->skipped = wk->skipped;
 }
 
 /* The line a backup ends with, offline or online */
@@ -696,82 +770,72 @@ void e2cb_backup_summary(const struct e2cb_backup_opts *opts,
 			(unsigned long long) c->skipped);
 }
 
-/* Backup's end of the walk: the archive writer, call for call */
-static errcode_t w_header(struct backup *b, const struct e2cb_header *h)
-{
-	return e2cb_writer_header(b->w, h);
-}
+/* Backup's end of a walk: the archive writer, call for call */
+#define W(wk)	((struct e2cb_writer *) (wk)->end)
 
-static errcode_t w_begin(struct backup *b, const char *path,
+static errcode_t w_begin(struct e2cb_walk *wk, const char *path,
 			 const struct e2cb_inode_rec *r, uint64_t need)
 {
-	return e2cb_writer_begin(b->w, path, r, need);
+	return e2cb_writer_begin(W(wk), path, r, need);
 }
 
-static void w_hardlink(struct backup *b, const char *first)
+static void w_hardlink(struct e2cb_walk *wk, const char *first)
 {
-	e2cb_writer_hardlink(b->w, first);
+	e2cb_writer_hardlink(W(wk), first);
 }
 
-static errcode_t w_add_context(struct backup *b, const void *ctx,
+static errcode_t w_add_context(struct e2cb_walk *wk, const void *ctx,
 			       size_t ctx_len)
 {
-	return e2cb_writer_add_context(b->w, ctx, ctx_len);
+	return e2cb_writer_add_context(W(wk), ctx, ctx_len);
 }
 
-static errcode_t w_add_name(struct backup *b,
+static errcode_t w_add_name(struct e2cb_walk *wk,
 			    const struct ext4_encrypted_name *name,
 			    const void *ctx, size_t ctx_len)
 {
-	return e2cb_writer_add_name(b->w, name, ctx, ctx_len);
+	return e2cb_writer_add_name(W(wk), name, ctx, ctx_len);
 }
 
-static void w_add_xattrs(struct backup *b, uint8_t *rec, size_t len)
+static void w_add_xattrs(struct e2cb_walk *wk, uint8_t *rec, size_t len)
 {
-	e2cb_writer_add_xattrs(b->w, rec, len);
+	e2cb_writer_add_xattrs(W(wk), rec, len);
 }
 
-static errcode_t w_add_symlink(struct backup *b, uint8_t *target,
+static errcode_t w_add_symlink(struct e2cb_walk *wk, uint8_t *target,
 			       size_t len, int encrypted)
 {
-	return e2cb_writer_add_symlink(b->w, target, len, encrypted);
+	return e2cb_writer_add_symlink(W(wk), target, len, encrypted);
 }
 
-static char *w_data_buf(struct backup *b, uint64_t len)
+static char *w_data_buf(struct e2cb_walk *wk, uint64_t len)
 {
-	return e2cb_writer_data_buf(b->w, len);
+	return e2cb_writer_data_buf(W(wk), len);
 }
 
-static void w_set_stretches(struct backup *b, uint64_t tar_size,
+static void w_set_stretches(struct e2cb_walk *wk, uint64_t tar_size,
 			    const struct e2cb_stretch *st, size_t count)
 {
-	e2cb_writer_set_stretches(b->w, tar_size, st, count);
+	e2cb_writer_set_stretches(W(wk), tar_size, st, count);
 }
 
-static void w_set_inline(struct backup *b, const char *data, size_t len)
+static void w_set_inline(struct e2cb_walk *wk, const char *data, size_t len)
 {
-	e2cb_writer_set_inline(b->w, data, len);
+	e2cb_writer_set_inline(W(wk), data, len);
 }
 
-static errcode_t w_send(struct backup *b,
-			const struct region_list *rl EXT2FS_ATTR((unused)))
+static errcode_t w_send(struct e2cb_walk *wk)
 {
-	return e2cb_writer_send(b->w);
+	return e2cb_writer_send(W(wk));
 }
 
-static errcode_t w_data(struct backup *b, uint64_t off, const void *buf,
+static errcode_t w_data(struct e2cb_walk *wk, uint64_t off, const void *buf,
 			size_t len)
 {
-	return e2cb_writer_data(b->w, off, buf, len);
-}
-
-static errcode_t w_trailer(struct backup *b, const struct e2cb_trailer *t)
-{
-	return e2cb_writer_trailer(b->w, t);
+	return e2cb_writer_data(W(wk), off, buf, len);
 }
 
 static const struct e2cb_walk_ops writer_ops = {
-	.header = w_header,
 	.begin = w_begin,
 	.hardlink = w_hardlink,
 	.add_context = w_add_context,
@@ -783,47 +847,67 @@ static const struct e2cb_walk_ops writer_ops = {
 	.set_inline = w_set_inline,
 	.send = w_send,
 	.data = w_data,
-	.trailer = w_trailer,
 };
 
+/* The header, a pass of the walk into the archive, the trailer */
+static errcode_t write_archive(struct e2cb_walk *wk)
+{
+	struct e2cb_trailer t;
+	errcode_t retval;
+
+	retval = e2cb_writer_header(W(wk), &wk->hdr);
+	if (!retval)
+		retval = e2cb_walk_pass(wk);
+	if (retval)
+		return retval;
+	e2cb_walk_counts(wk, &t);
+	return e2cb_writer_trailer(W(wk), &t);
+}
+
+/*
+ * e2cryptbak backup: an unmounted image (a subtree, read ahead whole
+ * when it is all of it), or with --online a mounted filesystem
+ */
 int e2cb_backup(const struct e2cb_backup_opts *opts)
 {
-	struct backup b;
+	struct e2cb_walk *wk;
+	struct e2cb_writer *w;
 	struct timespec t0;
+	uint64_t skipped;
 	errcode_t retval;
 	int ok;
 
-	memset(&b, 0, sizeof(b));
-	e2cb_ino_map_init_paths(&b.links);
-	b.ops = &writer_ops;
-	b.progress = opts->progress;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (e2cb_open_source(opts->device, opts->stale, &b.replay, &b.fs))
+	if (opts->online)
+		retval = e2cb_online_walk_open(opts->device, &wk);
+	else
+		retval = e2cb_image_walk_open(opts->device, opts->path,
+					      opts->stale,
+					      !strcmp(opts->path, "/"), &wk);
+	if (retval)
 		return E2CB_EXIT_ERROR;
-	retval = e2cb_writer_open(opts->output, opts->compress, &b.w);
-	if (!b.w) {
-		e2cb_backup_free(&b);
+	retval = e2cb_writer_open(opts->output, opts->compress, &w);
+	if (!w) {
+		e2cb_walk_close(wk);
 		return E2CB_EXIT_ERROR;
 	}
-	/* a subtree may be a small part: its blocks are read as needed */
-	if (!retval && !strcmp(opts->path, "/"))
-		e2cb_readahead_start(b.fs, opts->device, &b.ra);
+	wk->ops = &writer_ops;
+	wk->end = w;
+	wk->progress = opts->progress;
 	if (!retval)
-		retval = backup_walk(&b, opts->path);
-	e2cb_readahead_stop(b.ra);
-	b.ra = NULL;
-	retval = e2cb_writer_finish(b.w, retval);
-	show_progress(&b, 1);
-	ok = e2cb_writer_close(b.w, retval == 0);
-	b.w = NULL;
+		retval = write_archive(wk);
+	retval = e2cb_writer_finish(w, retval);
+	e2cb_walk_progress(wk, 1);
+	ok = e2cb_writer_close(w, retval == 0);
 	if (ok) {
-		struct e2cb_backup_counts c = { b.inodes, b.encrypted,
-			b.entries, b.data_bytes, b.skipped };
+		struct e2cb_backup_counts c = { wk->inodes, wk->encrypted,
+			wk->entries, wk->data_bytes, wk->skipped };
 
 		e2cb_backup_summary(opts, &c, &t0);
 	}
-	e2cb_backup_free(&b);
+	skipped = wk->skipped;
+	e2cb_walk_close(wk);
 	if (!ok)
 		return E2CB_EXIT_ERROR;
-	return b.skipped ? E2CB_EXIT_INCOMPLETE : E2CB_EXIT_OK;
+	return skipped ? E2CB_EXIT_INCOMPLETE : E2CB_EXIT_OK;
 }

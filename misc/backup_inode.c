@@ -94,10 +94,10 @@ static errcode_t preread_data(struct backup *b, const struct region_list *rl)
 	errcode_t retval;
 	size_t i;
 
-	b->preread = 0;
+	b->wk.preread = 0;
 	for (i = 0; i < rl->count; i++)
 		total += (rl->r[i].len + bs - 1) / bs * bs;
-	b->iobuf = b->ops->data_buf(b, total);
+	b->iobuf = b->wk.ops->data_buf(&b->wk, total);
 	for (i = 0; i < rl->count; i++) {
 		r = &rl->r[i];
 		for (done = 0; done < r->len; done += n) {
@@ -120,7 +120,7 @@ static errcode_t preread_data(struct backup *b, const struct region_list *rl)
 			pos += count * bs;
 		}
 	}
-	b->preread = total <= IOBUF_SIZE;
+	b->wk.preread = total <= IOBUF_SIZE;
 	return 0;
 }
 
@@ -131,8 +131,8 @@ static errcode_t preread_data(struct backup *b, const struct region_list *rl)
  */
 static errcode_t no_preread(struct backup *b)
 {
-	b->preread = 0;
-	b->iobuf = b->ops->data_buf(b, IOBUF_SIZE);
+	b->wk.preread = 0;
+	b->iobuf = b->wk.ops->data_buf(&b->wk, IOBUF_SIZE);
 	return 0;
 }
 
@@ -163,7 +163,7 @@ static void fetch_blocks(struct backup *b, const struct e2cb_stretch *r,
 			(unsigned long long) (pblk + i),
 			(unsigned long long) (r->off + done + i * bs),
 			shown_path(b));
-		b->skipped++;
+		b->wk.skipped++;
 	}
 }
 
@@ -211,7 +211,7 @@ errcode_t e2cb_backup_read_data(struct backup *b,
 			n = r->len - done;
 			if (n > IOBUF_SIZE)
 				n = IOBUF_SIZE;
-			if (b->sink_reads) {
+			if (b->wk.sink_reads) {
 				retval = fetch_first(b, r, done,
 						     (n + bs - 1) / bs);
 				if (retval)
@@ -314,16 +314,16 @@ errcode_t e2cb_backup_prepare_data(struct backup *b, ext2_ino_t ino,
 		retval = map_regions(b, ino, inode, rl, &tar_size);
 		if (retval)
 			return retval;
-		retval = b->sink_reads ? no_preread(b) : preread_data(b, rl);
+		retval = b->wk.sink_reads ? no_preread(b) : preread_data(b, rl);
 		if (retval)
 			return retval;
-		b->ops->set_stretches(b, tar_size, rl->r, rl->count);
+		b->wk.ops->set_stretches(&b->wk, tar_size, rl->r, rl->count);
 		return 0;
 	}
 	retval = read_inline(b, ino, inode, inline_buf, inline_len);
 	if (retval)
 		return retval;
-	b->ops->set_inline(b, *inline_buf, *inline_len);
+	b->wk.ops->set_inline(&b->wk, *inline_buf, *inline_len);
 	return 0;
 }
 
@@ -365,7 +365,7 @@ errcode_t e2cb_backup_xattrs(struct backup *b, ext2_ino_t ino,
 		retval = xc.retval;
 	/* e2cb_xattr_buf_add() leaves room for the seal */
 	if (!retval && xc.xb.len)
-		b->ops->add_xattrs(b, xc.xb.buf, xc.xb.len);
+		b->wk.ops->add_xattrs(&b->wk, xc.xb.buf, xc.xb.len);
 	free(xc.xb.buf);
 	return retval;
 }
@@ -438,7 +438,7 @@ errcode_t e2cb_backup_symlink(struct backup *b, ext2_ino_t ino,
 		if (retval)
 			return retval;
 	}
-	return b->ops->add_symlink(b, (uint8_t *) target, len,
+	return b->wk.ops->add_symlink(&b->wk, (uint8_t *) target, len,
 				       encrypted);
 }
 
@@ -457,7 +457,7 @@ errcode_t e2cb_backup_crypt_records(struct backup *b, ext2_ino_t ino,
 						       sizeof(ctx), &ctx_len);
 		if (retval)
 			return retval;
-		retval = b->ops->add_context(b, ctx, ctx_len);
+		retval = b->wk.ops->add_context(&b->wk, ctx, ctx_len);
 		if (retval)
 			return retval;
 	}
@@ -466,5 +466,5 @@ errcode_t e2cb_backup_crypt_records(struct backup *b, ext2_ino_t ino,
 	/* a directory in an encrypted directory is always encrypted */
 	if (LINUX_S_ISDIR(inode->i_mode) && !ctx_len)
 		return EXT2_ET_CRYPT_NO_CONTEXT;
-	return b->ops->add_name(b, &c->name, ctx, ctx_len);
+	return b->wk.ops->add_name(&b->wk, &c->name, ctx, ctx_len);
 }

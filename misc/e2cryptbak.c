@@ -139,13 +139,10 @@ static int cmd_backup(int argc, char **argv)
 	opts.device = argv[optind];
 	if (optind + 1 < argc)
 		opts.path = argv[optind + 1];
-	if (opts.online) {
-		if (optind + 1 < argc || opts.stale || opts.progress)
-			return usage_error("backup --online takes one "
-					   "MOUNTED_DIR, without --stale "
-					   "or -p");
-		return e2cb_online_backup(&opts);
-	}
+	if (opts.online && (optind + 1 < argc || opts.stale ||
+			    opts.progress))
+		return usage_error("backup --online takes one MOUNTED_DIR, "
+				   "without --stale or -p");
 	return e2cb_backup(&opts);
 }
 

@@ -14,14 +14,15 @@
  * Who checks what:
  *  - the archive source (source_archive.c) is the reader: every check
  *    of reader*.c applies, and it says the data matches its sums;
- *  - the image source (source_image.c) is backup's walk: what the
- *    image holds that cannot be archived is reported and skipped there,
- *    as backup does, and counted in the trailer;
+ *  - the image and mounted sources (source_walk.c) are backup's walks
+ *    (walk.h): what the filesystem holds that cannot be archived is
+ *    reported and skipped there, as backup does, and counted in the
+ *    trailer;
  *  - the sink checks what it needs of the entries against itself:
  *    restore's first pass checks the whole stream against the target
  *    before its second pass writes.
- * Nothing here assumes libext2fs: a mounted filesystem's source will
- * yield the same entries.
+ * Nothing here assumes libext2fs: a mounted filesystem's source yields
+ * the same entries as an image's.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -180,7 +181,7 @@ static inline void e2cb_source_close(struct e2cb_source *s)
 extern errcode_t e2cb_archive_source_open(const char *name,
 					  struct e2cb_source **ret);
 
-/* source_image.c: an unmounted ext4 device or image, the subtree PATH */
+/* source_walk.c: an unmounted ext4 device or image, the subtree PATH */
 extern errcode_t e2cb_image_source_open(const char *device, const char *path,
 					int stale, struct e2cb_source **ret);
 /* Each name of a file whole, with its data: no hard link entries */
@@ -189,11 +190,10 @@ extern void e2cb_image_source_every_name(struct e2cb_source *s);
 extern ext2_filsys e2cb_image_source_fs(struct e2cb_source *s);
 
 /*
- * source_online.c: a mounted ext4 filesystem, the directory named in
- * opts->device, through the keyless ioctls of contrib/kernel, straight
- * to the archive writer (backup --online; issue 22)
+ * source_walk.c: a mounted ext4 filesystem, the directory @dir, through
+ * the keyless ioctls of contrib/kernel (issue 22)
  */
-struct e2cb_backup_opts;
-extern int e2cb_online_backup(const struct e2cb_backup_opts *opts);
+extern errcode_t e2cb_online_source_open(const char *dir,
+					 struct e2cb_source **ret);
 
 #endif /* E2CB_SOURCE_H */

@@ -15,14 +15,15 @@
  * holes).  Plaintext is read with ordinary reads, its holes found with
  * SEEK_DATA and SEEK_HOLE.
  *
- * The entries go to the archive writer (writer.c) as backup's image
- * walk (backup.c) would hand them over for the same filesystem, in the
- * same order: a directory's children by inode number, from the entries
- * in the order the directory lists them.  What the kernel does not
- * tell an unprivileged reader of a keyless inode (the flags and the
- * generation of what cannot be opened) is said in the man page.  What
- * cannot be read as the kernel sees it is reported, and skipped and
- * counted; what changes once its entry is out ends the backup.
+ * The entries go to the end of the walk (walk.h: the archive writer,
+ * or a source's entries) as backup's image walk (backup.c) would hand
+ * them over for the same filesystem, in the same order: a directory's
+ * children by inode number, from the entries in the order the
+ * directory lists them.  What the kernel does not tell an unprivileged
+ * reader of a keyless inode (the flags and the generation of what
+ * cannot be opened) is said in the man page.  What cannot be read as
+ * the kernel sees it is reported, and skipped and counted; what
+ * changes once its entry is out ends the pass.
  *
  * Nothing here assumes libext2fs: only its blob codec is used.
  *
@@ -70,7 +71,7 @@ static void skip(struct online *o, int err, const char *what)
 		com_err(program_name, err, "while %s %s; skipped", what,
 			opath(o));
 	o->why[0] = 0;
-	o->skipped++;
+	o->wk.skipped++;
 }
 
 /*
@@ -284,7 +285,7 @@ static errcode_t read_xattrs(struct online *o, const struct online_entry *oe)
 				 p);
 	}
 	if (!retval && xb.len)
-		e2cb_writer_add_xattrs(o->w, xb.buf, xb.len);
+		o->wk.ops->add_xattrs(&o->wk, xb.buf, xb.len);
 	free(xb.buf);
 	free(list);
 	return retval;
@@ -297,15 +298,15 @@ static errcode_t read_symlink(struct online *o, struct online_entry *oe)
 	if (oe->enc) {
 		if (!oe->have_target || !oe->target_len)
 			return EXT2_ET_INODE_CORRUPTED;
-		return e2cb_writer_add_symlink(o->w, oe->target,
-					       oe->target_len, 1);
+		return o->wk.ops->add_symlink(&o->wk, oe->target,
+					      oe->target_len, 1);
 	}
 	n = readlinkat(oe->fd, "", (char *) oe->target, TARGET_MAX);
 	if (n < 0)
 		return errno;
 	if (n == 0 || (uint64_t) n != oe->stx.stx_size)
 		return E2CB_CHANGED;
-	return e2cb_writer_add_symlink(o->w, oe->target, n, 0);
+	return o->wk.ops->add_symlink(&o->wk, oe->target, n, 0);
 }
 
 /*
@@ -359,7 +360,8 @@ static errcode_t crypt_records(struct online *o, struct online_entry *oe,
 	errcode_t retval;
 
 	if (oe->enc) {
-		retval = e2cb_writer_add_context(o->w, oe->ctx, oe->ctx_len);
+		retval = o->wk.ops->add_context(&o->wk, oe->ctx,
+						oe->ctx_len);
 		if (retval)
 			return retval;
 	}
@@ -367,7 +369,7 @@ static errcode_t crypt_records(struct online *o, struct online_entry *oe,
 		return 0;
 	if (S_ISDIR(oe->stx.stx_mode) && !oe->enc)
 		return EXT2_ET_CRYPT_NO_CONTEXT;
-	return e2cb_writer_add_name(o->w, &c->name, oe->ctx, oe->ctx_len);
+	return o->wk.ops->add_name(&o->wk, &c->name, oe->ctx, oe->ctx_len);
 }
 
 /* Writer errors (the archive cannot be written) end the backup */
@@ -376,7 +378,7 @@ static errcode_t crypt_records(struct online *o, struct online_entry *oe,
 			 (err) == EXT2_ET_NO_MEMORY)
 
 /* Whether the inode's size and times are still those it was read with */
-static errcode_t unchanged(const struct online_entry *oe)
+errcode_t e2cb_online_unchanged(const struct online_entry *oe)
 {
 	struct statx now;
 	const struct statx *was = &oe->stx;
@@ -393,6 +395,43 @@ static errcode_t unchanged(const struct online_entry *oe)
 	return 0;
 }
 
+static errcode_t walk_data(void *priv, uint64_t off, const void *buf,
+			   size_t len)
+{
+	struct online *o = priv;
+
+	return o->wk.ops->data(&o->wk, off, buf, len);
+}
+
+/*
+ * Hand the entry to the end, and the data it could not keep after it,
+ * read again: it must be what the first read found.
+ */
+static errcode_t send_entry(struct online *o, struct online_entry *oe,
+			    struct data_reader *dr, int has_data)
+{
+	errcode_t fatal;
+
+	o->send_oe = oe;
+	o->send_dr = has_data ? dr : NULL;
+	fatal = o->wk.ops->send(&o->wk);
+	if (!fatal && has_data && !o->wk.preread && o->wk.ops->data) {
+		fatal = e2cb_online_read_data(o, dr, NULL, walk_data, o);
+		if (!fatal)
+			fatal = e2cb_online_unchanged(oe);
+		if (fatal && !IS_FATAL(fatal))
+			com_err(program_name, fatal == E2CB_CHANGED ? 0 :
+				fatal, "while reading the data of %s again%s",
+				opath(o), fatal == E2CB_CHANGED ?
+				": it changed while it was read" : "");
+	}
+	o->send_oe = NULL;
+	o->send_dr = NULL;
+	if (!fatal)
+		o->wk.entries++;
+	return fatal;
+}
+
 /*
  * The entry, its records and its data.  Returns an error only for what
  * ends the backup; *@sent says whether the entry went out.
@@ -405,7 +444,7 @@ static errcode_t write_entry(struct online *o, struct online_entry *oe,
 	struct data_reader dr;
 	const char *first = NULL;
 	int multi = !S_ISDIR(oe->stx.stx_mode) && oe->stx.stx_nlink > 1;
-	int is_reg = S_ISREG(oe->stx.stx_mode), at_hand = 1;
+	int is_reg = S_ISREG(oe->stx.stx_mode);
 	uint64_t need = oe->stx.stx_blocks * 512;
 	errcode_t retval, fatal;
 	size_t i;
@@ -413,22 +452,23 @@ static errcode_t write_entry(struct online *o, struct online_entry *oe,
 	memset(&dr, 0, sizeof(dr));
 	dr.fd = -1;
 	fill_inode_rec(oe, &r);
-	fatal = e2cb_writer_begin(o->w, opath(o), &r, need < 256 ? 256 : need);
+	fatal = o->wk.ops->begin(&o->wk, opath(o), &r,
+				 need < 256 ? 256 : need);
 	if (fatal)
 		return fatal;
 	if (multi)
 		first = e2cb_ino_map_path(&o->links, r.ino);
 	if (first)
-		e2cb_writer_hardlink(o->w, first);
+		o->wk.ops->hardlink(&o->wk, first);
 	retval = crypt_records(o, oe, c, parent_enc);
 	if (!retval && !first)
 		retval = read_xattrs(o, oe);
 	if (!retval && !first && S_ISLNK(oe->stx.stx_mode))
 		retval = read_symlink(o, oe);
 	if (!retval && !first && is_reg)
-		retval = e2cb_online_prepare_data(o, oe, dfd, c, &dr, &at_hand);
+		retval = e2cb_online_prepare_data(o, oe, dfd, c, &dr);
 	if (!retval && !first)
-		retval = unchanged(oe);
+		retval = e2cb_online_unchanged(oe);
 	if (retval) {
 		if (IS_FATAL(retval))
 			return retval;
@@ -442,24 +482,12 @@ static errcode_t write_entry(struct online *o, struct online_entry *oe,
 			goto out;
 	}
 	if (!first) {
-		o->inodes++;
-		o->encrypted += oe->enc;
+		o->wk.inodes++;
+		o->wk.encrypted += oe->enc;
 		for (i = 0; is_reg && i < o->count; i++)
-			o->data_bytes += o->st[i].len;
+			o->wk.data_bytes += o->st[i].len;
 	}
-	fatal = e2cb_writer_send(o->w);
-	if (!fatal && is_reg && !first && !at_hand) {
-		fatal = e2cb_online_read_data(o, &dr, NULL, 1);
-		if (!fatal)
-			fatal = unchanged(oe);
-		if (fatal && !IS_FATAL(fatal))
-			com_err(program_name, fatal == E2CB_CHANGED ? 0 :
-				fatal, "while reading the data of %s again%s",
-				opath(o), fatal == E2CB_CHANGED ?
-				": it changed while it was read" : "");
-	}
-	if (!fatal)
-		o->entries++;
+	fatal = send_entry(o, oe, &dr, is_reg && !first);
 	*sent = !fatal;
 out:
 	if (!oe->enc && dr.fd >= 0)
@@ -484,6 +512,8 @@ errcode_t e2cb_online_one(struct online *o, int dfd, int parent_enc,
 		goto out;
 	}
 	fatal = write_entry(o, oe, dfd, c, parent_enc, &sent);
+	if (!fatal && sent)
+		e2cb_walk_progress(&o->wk, 0);
 	if (!fatal && sent && S_ISDIR(oe->stx.stx_mode))
 		fatal = online_dir(o, oe, depth + 1);
 out:
@@ -637,7 +667,7 @@ static errcode_t online_dir(struct online *o, struct online_entry *oe,
 	if (depth > MAX_DEPTH) {
 		com_err(program_name, 0, "%s is nested deeper than %d levels; "
 			"skipped", opath(o), MAX_DEPTH);
-		o->skipped++;
+		o->wk.skipped++;
 		return 0;
 	}
 	memset(&cl, 0, sizeof(cl));

@@ -1,8 +1,7 @@
 /*
  * source_online.h --- backup --online: what source_online.c (the walk,
- * the entries) and source_online_fs.c (the data, the mount, the
- * command) share; the uapi of contrib/kernel, repeated here as no
- * released kernel has it
+ * the entries) and source_online_fs.c (the data, the mount, the walk's
+ * ends) share
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -17,7 +16,7 @@
 #include <sys/stat.h>
 #include <linux/types.h>
 #include "e2cryptbak.h"
-#include "source.h"
+#include "walk.h"
 
 #include "online_uapi.h"
 
@@ -35,20 +34,27 @@ struct online_child {
 	int found;
 };
 
+struct online_entry;
+struct data_reader;
+
+/* The walk of a mounted filesystem (walk.h) */
 struct online {
-	struct e2cb_writer *w;
+	struct e2cb_walk wk;		/* first */
 	struct e2cb_path_buf path;
 	struct e2cb_ino_map links;
 	dev_t dev;
 	uint64_t mnt_id;
 	uint32_t root_ino;
 	unsigned int bs;
-	uint64_t entries, inodes, encrypted, data_bytes, skipped;
-	uint8_t *buf;			/* E2CB_WRITER_BUF: a read */
-	uint8_t *keep;			/* E2CB_WRITER_BUF: the data kept */
+	struct online_entry *root;	/* open from the start */
+	uint8_t *buf;			/* E2CB_WRITER_BUF, a read */
+	uint8_t *keep;			/* E2CB_WRITER_BUF, data kept */
 	char why[80];			/* what was being done, for skip() */
 	struct e2cb_stretch *st;
 	size_t count, size;
+	/* the entry being sent, for its data read again */
+	struct online_entry *send_oe;
+	struct data_reader *send_dr;
 };
 
 /* What one entry holds, read before its header goes out */
@@ -89,15 +95,15 @@ extern void e2cb_online_entry_name(struct fscrypt_entry_name *en,
 extern errcode_t e2cb_online_one(struct online *o, int dfd, int parent_enc,
 				 const struct online_child *c,
 				 struct online_entry *oe, int depth);
+extern errcode_t e2cb_online_unchanged(const struct online_entry *oe);
 
 /* source_online_fs.c */
 extern errcode_t e2cb_online_read_data(struct online *o,
 				       struct data_reader *dr, char *keep,
-				       int again);
+				       e2cb_walk_data_func again, void *priv);
 extern errcode_t e2cb_online_prepare_data(struct online *o,
 					  struct online_entry *oe, int dfd,
 					  const struct online_child *c,
-					  struct data_reader *dr,
-					  int *at_hand);
+					  struct data_reader *dr);
 
 #endif /* E2CB_SOURCE_ONLINE_H */

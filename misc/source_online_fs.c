@@ -3,7 +3,7 @@
  * (ciphertext by FS_IOC_READ_RAW_DATA, plaintext by pread() with
  * SEEK_DATA and SEEK_HOLE), the mounted filesystem (its root, its
  * superblock for the header, whether the kernel has the ioctls), and
- * the command
+ * the walk (walk.h) that backup and the mounted source drive
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -105,11 +105,12 @@ static errcode_t add_stretch(struct online *o, const struct piece *p)
 
 /*
  * Map the data and read it, keeping it in @keep (the writer's buffer)
- * while it fits; with @again, feed it to the writer and check that the
+ * while it fits; with @again, feed it to @again and check that the
  * map is what the first read found.
  */
 errcode_t e2cb_online_read_data(struct online *o, struct data_reader *dr,
-			   char *keep, int again)
+				char *keep, e2cb_walk_data_func again,
+				void *priv)
 {
 	struct e2cb_stretch *first = NULL;
 	size_t first_count = 0;
@@ -135,7 +136,7 @@ errcode_t e2cb_online_read_data(struct online *o, struct data_reader *dr,
 			break;
 		rounded = (p.len + o->bs - 1) / o->bs * o->bs;
 		if (again)
-			retval = e2cb_writer_data(o->w, p.off, p.data, p.len);
+			retval = again(priv, p.off, p.data, p.len);
 		else if (keep && kept + rounded <= E2CB_WRITER_BUF)
 			memcpy(keep + kept, p.data, p.len);
 		if (retval)
@@ -151,12 +152,12 @@ errcode_t e2cb_online_read_data(struct online *o, struct data_reader *dr,
 
 /*
  * The data of a regular file, read before its header goes out; what
- * does not fit in the writer's buffer is read again after, by
- * e2cb_online_send_data().
+ * does not fit in the end's buffer is read again after it (wk.preread
+ * 0), by e2cb_online_read_data().
  */
 errcode_t e2cb_online_prepare_data(struct online *o, struct online_entry *oe,
-			      int dfd, const struct online_child *c,
-			      struct data_reader *dr, int *at_hand)
+				   int dfd, const struct online_child *c,
+				   struct data_reader *dr)
 {
 	uint64_t total = 0, tar_size;
 	char *keep;
@@ -174,20 +175,20 @@ errcode_t e2cb_online_prepare_data(struct online *o, struct online_entry *oe,
 			return errno;
 	}
 	o->count = 0;
-	retval = e2cb_online_read_data(o, dr, (char *) o->keep, 0);
+	retval = e2cb_online_read_data(o, dr, (char *) o->keep, NULL, NULL);
 	if (retval)
 		return retval;
 	for (i = 0; i < o->count; i++)
 		total += (o->st[i].len + o->bs - 1) / o->bs * o->bs;
-	keep = e2cb_writer_data_buf(o->w, total);
-	*at_hand = total <= E2CB_WRITER_BUF;
-	if (*at_hand)
+	keep = o->wk.ops->data_buf(&o->wk, total);
+	o->wk.preread = total <= E2CB_WRITER_BUF;
+	if (o->wk.preread)
 		memcpy(keep, o->keep, total);
 	tar_size = dr->i_size;
 	if (o->count && o->st[o->count - 1].off + o->st[o->count - 1].len >
 	    tar_size)
 		tar_size = o->st[o->count - 1].off + o->st[o->count - 1].len;
-	e2cb_writer_set_stretches(o->w, tar_size, o->st, o->count);
+	o->wk.ops->set_stretches(&o->wk, tar_size, o->st, o->count);
 	return 0;
 }
 
@@ -367,78 +368,92 @@ static errcode_t open_root(struct online *o, const char *dir,
 	return retval;
 }
 
-static errcode_t online_walk(struct online *o, const char *dir,
-			     struct online_entry *root)
+/* One walk from the root; a pass after the first may see changes */
+static errcode_t online_pass(struct e2cb_walk *wk)
 {
-	struct e2cb_header h;
-	struct e2cb_trailer t;
+	struct online *o = (struct online *) wk;
+	struct online_entry *root = o->root;
+	int fd = root->fd;
+
+	e2cb_ino_map_free(&o->links);
+	e2cb_ino_map_init_paths(&o->links);
+	e2cb_path_cut(&o->path, 0);
+	memset(root, 0, sizeof(*root));
+	root->fd = fd;
+	return e2cb_online_one(o, -1, 0, NULL, root, 0);
+}
+
+static errcode_t online_read_data(struct e2cb_walk *wk,
+				  e2cb_walk_data_func func, void *priv)
+{
+	struct online *o = (struct online *) wk;
+	errcode_t retval;
+
+	if (!o->send_dr)
+		return 0;
+	retval = e2cb_online_read_data(o, o->send_dr, NULL, func, priv);
+	if (!retval)
+		retval = e2cb_online_unchanged(o->send_oe);
+	return retval;
+}
+
+static void online_close(struct e2cb_walk *wk)
+{
+	struct online *o = (struct online *) wk;
+
+	if (o->root && o->root->fd >= 0)
+		close(o->root->fd);
+	free(o->root);
+	free(o->buf);
+	free(o->keep);
+	free(o->st);
+	e2cb_ino_map_free(&o->links);
+	e2cb_path_free(&o->path);
+	free(o);
+}
+
+static const struct e2cb_walk_kind online_walk = {
+	.pass = online_pass,
+	.read_data = online_read_data,
+	.close = online_close,
+};
+
+/*
+ * The mounted filesystem's directory @dir, if its kernel has the ioctls
+ * of contrib/kernel and lets us use them.  Says why on failure.
+ */
+errcode_t e2cb_online_walk_open(const char *dir, struct e2cb_walk **ret)
+{
+	struct online *o;
 	errcode_t retval;
 	int fd;
 
-	fd = e2cb_online_reopen(root->fd, O_RDONLY | O_DIRECTORY);
-	fill_header(o, fd, dir, &h);
+	*ret = NULL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return EXT2_ET_NO_MEMORY;
+	o->wk.kind = &online_walk;
+	e2cb_ino_map_init_paths(&o->links);
+	o->root = calloc(1, sizeof(*o->root));
+	o->buf = malloc(E2CB_WRITER_BUF);
+	o->keep = malloc(E2CB_WRITER_BUF);
+	if (!o->root || !o->buf || !o->keep) {
+		retval = EXT2_ET_NO_MEMORY;
+		com_err(program_name, retval, "while starting");
+		goto errout;
+	}
+	o->root->fd = -1;
+	retval = open_root(o, dir, o->root);
+	if (retval)
+		goto errout;
+	o->wk.block_size = o->bs;
+	fd = e2cb_online_reopen(o->root->fd, O_RDONLY | O_DIRECTORY);
+	fill_header(o, fd, dir, &o->wk.hdr);
 	if (fd >= 0)
 		close(fd);
-	retval = e2cb_writer_header(o->w, &h);
-	if (!retval)
-		retval = e2cb_online_one(o, -1, 0, NULL, root, 0);
-	if (retval)
-		return retval;
-	memset(&t, 0, sizeof(t));
-	t.entries = o->entries;
-	t.inodes = o->inodes;
-	t.encrypted = o->encrypted;
-	t.data_bytes = o->data_bytes;
-	t.skipped = o->skipped;
-	return e2cb_writer_trailer(o->w, &t);
+	*ret = &o->wk;
+	return 0;
+errout:
+	online_close(&o->wk);
+	return retval;
 }
-
-/* e2cryptbak backup --online [-o ARCHIVE] MOUNTED_DIR */
-int e2cb_online_backup(const struct e2cb_backup_opts *opts)
-{
-	struct online o;
-	struct online_entry *root;
-	struct timespec t0;
-	errcode_t retval;
-	int ok = 0;
-
-	memset(&o, 0, sizeof(o));
-	e2cb_ino_map_init_paths(&o.links);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	root = calloc(1, sizeof(*root));
-	o.buf = malloc(E2CB_WRITER_BUF);
-	o.keep = malloc(E2CB_WRITER_BUF);
-	if (!root || !o.buf || !o.keep) {
-		com_err(program_name, EXT2_ET_NO_MEMORY, "while starting");
-		goto out;
-	}
-	retval = open_root(&o, opts->device, root);
-	if (retval)
-		goto out;
-	retval = e2cb_writer_open(opts->output, opts->compress, &o.w);
-	if (!o.w)
-		goto out;
-	if (!retval)
-		retval = online_walk(&o, opts->device, root);
-	retval = e2cb_writer_finish(o.w, retval);
-	ok = e2cb_writer_close(o.w, retval == 0);
-	if (ok) {
-		struct e2cb_backup_counts c = { o.inodes, o.encrypted,
-			o.entries, o.data_bytes, o.skipped };
-
-		e2cb_backup_summary(opts, &c, &t0);
-	}
-out:
-	if (root && root->fd > 0)
-		close(root->fd);
-	free(root);
-	free(o.buf);
-	free(o.keep);
-	free(o.st);
-	e2cb_ino_map_free(&o.links);
-	e2cb_path_free(&o.path);
-	if (!ok)
-		return E2CB_EXIT_ERROR;
-	return o.skipped ? E2CB_EXIT_INCOMPLETE : E2CB_EXIT_OK;
-}
-

@@ -1,15 +1,16 @@
 /*
- * source_image.c --- e2cryptbak's image source: the entries of an
- * unmounted ext4 filesystem, without the key (source.h)
+ * source_walk.c --- e2cryptbak's image and mounted sources: the
+ * entries of a walk (walk.h) of an unmounted ext4 filesystem or of a
+ * mounted one, without the key (source.h)
  *
- * The walk is backup's (backup.c, backup_inode.c): the same entries in
- * the same order, with the same records, made into struct e2cb_entry
+ * The walks are backup's (backup.c, source_online*.c): the same entries
+ * in the same order, with the same records, made into struct e2cb_entry
  * here instead of an archive.  The records go through the archive's
  * encodings and back (the 'e5' and 'ef'/'ed' blobs, the sealed xattr
  * record), so that a sink sees what it would see in backup's archive.
- * The data is read from the image when the sink asks for it.  What the
- * image holds that cannot be archived is reported and skipped, as
- * backup does, and counted in the trailer.
+ * The data is read from the filesystem when the sink asks for it.
+ * What the walk cannot archive is reported and skipped, as backup
+ * does, and counted in the trailer.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -20,17 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
-#include <fcntl.h>
-#include <unistd.h>
 #include <openssl/evp.h>
 #include <et/com_err.h>
-#include "backup.h"
+#include "walk.h"
 #include "source.h"
 
-struct image_source {
+struct walk_source {
 	struct e2cb_source s;		/* first */
-	struct backup b;
-	struct e2cb_header hdr;
+	struct e2cb_walk *wk;
 	struct e2cb_trailer trailer;
 	const struct e2cb_sink *sink;
 	int status;			/* the sink's, that ended the pass */
@@ -47,9 +45,8 @@ struct image_source {
 	size_t inline_len;
 	const struct e2cb_stretch *st;
 	size_t count;
-	const struct region_list *rl;
-	char *iobuf;			/* IOBUF_SIZE: preread data */
-	int fd;				/* the device, for data_map */
+	int sending;			/* the entry is the sink's */
+	char *iobuf;			/* E2CB_WRITER_BUF: preread data */
 	/* what ties a second pass to the first: the records' digests */
 	EVP_MD_CTX *md, *stream;
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];	/* the header's, then the
@@ -58,15 +55,14 @@ struct image_source {
 	int no_digests;			/* E2CB_SINK_ONE_PASS */
 };
 
-#define IS(src)		((struct image_source *) (src))
-#define IS_OF(bp)	((struct image_source *) ((char *) (bp) - \
-			 offsetof(struct image_source, b)))
+#define IS(src)		((struct walk_source *) (src))
+#define IS_OF(wk)	((struct walk_source *) (wk)->end)
 
-static errcode_t ie_begin(struct backup *b, const char *path,
+static errcode_t ie_begin(struct e2cb_walk *wk, const char *path,
 			  const struct e2cb_inode_rec *r,
 			  uint64_t need EXT2FS_ATTR((unused)))
 {
-	struct image_source *is = IS_OF(b);
+	struct walk_source *is = IS_OF(wk);
 	struct e2cb_entry *e = &is->e;
 	const char *p;
 
@@ -85,19 +81,19 @@ static errcode_t ie_begin(struct backup *b, const char *path,
 	return 0;
 }
 
-static void ie_hardlink(struct backup *b, const char *first)
+static void ie_hardlink(struct e2cb_walk *wk, const char *first)
 {
-	struct e2cb_entry *e = &IS_OF(b)->e;
+	struct e2cb_entry *e = &IS_OF(wk)->e;
 
 	e->rec.rflags |= E2CB_IF_HARDLINK;
 	e->linkname = first;
 }
 
 /* Through the 'e5' blob, as the reader would have it */
-static errcode_t ie_add_context(struct backup *b, const void *ctx,
+static errcode_t ie_add_context(struct e2cb_walk *wk, const void *ctx,
 				size_t ctx_len)
 {
-	struct image_source *is = IS_OF(b);
+	struct walk_source *is = IS_OF(wk);
 	struct e2cb_entry *e = &is->e;
 	errcode_t retval;
 	size_t len;
@@ -115,11 +111,11 @@ static errcode_t ie_add_context(struct backup *b, const void *ctx,
 }
 
 /* Through the 'ef'/'ed' blob, as the reader would have it */
-static errcode_t ie_add_name(struct backup *b,
+static errcode_t ie_add_name(struct e2cb_walk *wk,
 			     const struct ext4_encrypted_name *name,
 			     const void *ctx, size_t ctx_len)
 {
-	struct e2cb_entry *e = &IS_OF(b)->e;
+	struct e2cb_entry *e = &IS_OF(wk)->e;
 	__u8 blob[EXT4_CRYPT_BLOB_MAX];
 	const __u8 *dctx;
 	size_t len, dctx_len;
@@ -146,9 +142,9 @@ static errcode_t ie_add_name(struct backup *b,
 }
 
 /* @rec has room for its seal; the walk frees it before the entry goes */
-static void ie_add_xattrs(struct backup *b, uint8_t *rec, size_t len)
+static void ie_add_xattrs(struct e2cb_walk *wk, uint8_t *rec, size_t len)
 {
-	struct image_source *is = IS_OF(b);
+	struct walk_source *is = IS_OF(wk);
 
 	e2cb_seal(rec, len);
 	if (e2cb_grow((void **) &is->xattrs, &is->xattrs_size, len + 3, 1)) {
@@ -162,10 +158,10 @@ static void ie_add_xattrs(struct backup *b, uint8_t *rec, size_t len)
 }
 
 /* Plaintext as tar's symlink text, ciphertext raw */
-static errcode_t ie_add_symlink(struct backup *b, uint8_t *target,
+static errcode_t ie_add_symlink(struct e2cb_walk *wk, uint8_t *target,
 				size_t len, int encrypted)
 {
-	struct image_source *is = IS_OF(b);
+	struct walk_source *is = IS_OF(wk);
 
 	if (len > EXT2_MAX_BLOCK_SIZE)
 		return EXT2_ET_INODE_CORRUPTED;
@@ -181,25 +177,25 @@ static errcode_t ie_add_symlink(struct backup *b, uint8_t *target,
 	return 0;
 }
 
-static char *ie_data_buf(struct backup *b,
+static char *ie_data_buf(struct e2cb_walk *wk,
 			 uint64_t len EXT2FS_ATTR((unused)))
 {
-	return IS_OF(b)->iobuf;
+	return IS_OF(wk)->iobuf;
 }
 
-static void ie_set_stretches(struct backup *b, uint64_t tar_size,
+static void ie_set_stretches(struct e2cb_walk *wk, uint64_t tar_size,
 			     const struct e2cb_stretch *st, size_t count)
 {
-	struct image_source *is = IS_OF(b);
+	struct walk_source *is = IS_OF(wk);
 
 	is->e.tar_size = tar_size;
 	is->st = st;
 	is->count = count;
 }
 
-static void ie_set_inline(struct backup *b, const char *data, size_t len)
+static void ie_set_inline(struct e2cb_walk *wk, const char *data, size_t len)
 {
-	struct image_source *is = IS_OF(b);
+	struct walk_source *is = IS_OF(wk);
 
 	is->e.rec.rflags |= E2CB_IF_INLINE;
 	is->e.tar_size = is->e.rec.size;
@@ -220,7 +216,7 @@ static void hash_bytes(EVP_MD_CTX *c, const void *p, size_t len)
 }
 
 /* SHA-256 of the records, cut to E2CB_ENTRY_DIGEST_LEN */
-static void digest_entry(struct image_source *is)
+static void digest_entry(struct walk_source *is)
 {
 	const struct e2cb_entry *e = &is->e;
 	uint8_t rec[E2CB_INODE_REC_SIZE], md[EVP_MAX_MD_SIZE];
@@ -249,45 +245,32 @@ static void digest_entry(struct image_source *is)
 }
 
 /* The entry goes to the sink, which takes its data (is_data()) */
-static errcode_t ie_send(struct backup *b, const struct region_list *rl)
+static errcode_t ie_send(struct e2cb_walk *wk)
 {
-	struct image_source *is = IS_OF(b);
+	struct walk_source *is = IS_OF(wk);
 
 	if (is->nomem)
 		return EXT2_ET_NO_MEMORY;
 	is->e.index = is->e.rec.seq = ++is->sent;
 	if (!is->no_digests)
 		digest_entry(is);
-	is->rl = rl;
+	is->sending = 1;
 	is->status = is->sink->entry(is->sink->priv, &is->s, &is->e);
-	is->rl = NULL;
+	is->sending = 0;
 	return is->status ? EXT2_ET_CANCEL_REQUESTED : 0;
 }
 
-static errcode_t ie_header(struct backup *b EXT2FS_ATTR((unused)),
-			   const struct e2cb_header *h EXT2FS_ATTR((unused)))
-{
-	return 0;
-}
-
-static errcode_t ie_trailer(struct backup *b EXT2FS_ATTR((unused)),
-			    const struct e2cb_trailer *t EXT2FS_ATTR((unused)))
-{
-	return 0;
-}
-
 /* In what the walk reports: the sink's name for the path */
-static const char *ie_shown(struct backup *b)
+static const char *ie_shown(struct e2cb_walk *wk, const char *path)
 {
-	const struct e2cb_sink *k = IS_OF(b)->sink;
+	const struct e2cb_sink *k = IS_OF(wk)->sink;
 
 	if (!k || !k->shown)
-		return entry_path(b);
-	return k->shown(k->priv, entry_path(b));
+		return path;
+	return k->shown(k->priv, path);
 }
 
 static const struct e2cb_walk_ops entry_ops = {
-	.header = ie_header,
 	.begin = ie_begin,
 	.hardlink = ie_hardlink,
 	.add_context = ie_add_context,
@@ -299,7 +282,6 @@ static const struct e2cb_walk_ops entry_ops = {
 	.set_inline = ie_set_inline,
 	.send = ie_send,
 	.data = NULL,		/* the sink took it during send */
-	.trailer = ie_trailer,
 	.shown = ie_shown,
 };
 
@@ -326,9 +308,9 @@ static errcode_t reread_proc(void *priv, uint64_t off, const void *buf,
 static errcode_t is_data(struct e2cb_source *src, e2cb_data_func func,
 			 void *priv)
 {
-	struct image_source *is = IS(src);
+	struct walk_source *is = IS(src);
 	const struct e2cb_entry *e = &is->e;
-	unsigned int bs = is->b.fs->blocksize;
+	unsigned int bs = is->wk->block_size;
 	struct data_pass dp = { e, func, priv };
 	errcode_t retval;
 	uint64_t pos = 0;
@@ -339,9 +321,10 @@ static errcode_t is_data(struct e2cb_source *src, e2cb_data_func func,
 	if (e->rec.rflags & E2CB_IF_INLINE)
 		return is->inline_len ? func(e, 0, is->inline_data,
 					     is->inline_len, priv) : 0;
-	if (!is->b.preread)
-		return is->rl ? e2cb_backup_read_data(&is->b, is->rl,
-						      reread_proc, &dp) : 0;
+	if (!is->wk->preread)
+		return is->sending ? is->wk->kind->read_data(is->wk,
+							     reread_proc,
+							     &dp) : 0;
 	for (i = 0; i < is->count; i++) {
 		if (!is->st[i].len)
 			continue;
@@ -355,48 +338,34 @@ static errcode_t is_data(struct e2cb_source *src, e2cb_data_func func,
 }
 
 /*
- * Where the stored blocks of the entry being sent are on the device,
- * for the sink's threads to read: the walk has read them all
- * (preread_data()), so none is unreadable a moment ago, or the sink
- * reads them first and says what it cannot (E2CB_SINK_READS_DATA).
- * Blocks the journal's replay changed are in memory only: those go
- * through is_data().
+ * Where the stored blocks of the entry being sent lie, for the sink's
+ * threads to read: the walk's to say (the image's, of its device),
+ * while the sink holds the entry.
  */
 static errcode_t is_data_map(struct e2cb_source *src,
 			     const struct e2cb_stretch **map, size_t *count,
 			     int *fd)
 {
-	struct image_source *is = IS(src);
+	struct walk_source *is = IS(src);
 	const struct e2cb_entry *e = &is->e;
-	unsigned int bs = is->b.fs->blocksize;
-	const struct e2cb_stretch *r;
-	size_t i;
 
-	if (is->fd < 0 || !is->rl || !LINUX_S_ISREG(e->rec.mode) ||
+	if (!is->sending || !is->wk->kind->data_map ||
+	    !LINUX_S_ISREG(e->rec.mode) ||
 	    (e->rec.rflags & (E2CB_IF_HARDLINK | E2CB_IF_INLINE)))
 		return EXT2_ET_UNIMPLEMENTED;
-	for (i = 0; i < is->rl->count; i++) {
-		r = &is->rl->r[i];
-		if (ext2fs_replay_io_changed(is->b.fs->io, r->pos / bs,
-					     (r->len + bs - 1) / bs))
-			return EXT2_ET_UNIMPLEMENTED;
-	}
-	*map = is->rl->r;
-	*count = is->rl->count;
-	*fd = is->fd;
-	return 0;
+	return is->wk->kind->data_map(is->wk, map, count, fd);
 }
 
 /* Each pass walks from the root; the header's digest comes first */
 static errcode_t is_rewind(struct e2cb_source *src)
 {
-	struct image_source *is = IS(src);
-	uint8_t h[E2CB_HEADER_FIXED + sizeof(is->hdr.source_path)];
+	struct walk_source *is = IS(src);
+	uint8_t h[E2CB_HEADER_FIXED + sizeof(is->wk->hdr.source_path)];
 	uint8_t md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen;
 
 	if (!EVP_DigestInit_ex(is->stream, EVP_sha256(), NULL) ||
-	    !EVP_Digest(h, e2cb_encode_header(&is->hdr, h, sizeof(h)), md,
+	    !EVP_Digest(h, e2cb_encode_header(&is->wk->hdr, h, sizeof(h)), md,
 			&mdlen, EVP_sha256(), NULL))
 		return EXT2_ET_NO_MEMORY;
 	memcpy(is->digest, md, sizeof(is->digest));
@@ -414,7 +383,7 @@ static const uint8_t *is_entry_digest(struct e2cb_source *src)
 static errcode_t is_stream_digest(struct e2cb_source *src,
 				  uint8_t out[E2CB_STREAM_DIGEST_LEN])
 {
-	struct image_source *is = IS(src);
+	struct walk_source *is = IS(src);
 	uint8_t md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen;
 
@@ -428,16 +397,16 @@ static errcode_t is_stream_digest(struct e2cb_source *src,
 
 static int is_run(struct e2cb_source *src, const struct e2cb_sink *k)
 {
-	struct image_source *is = IS(src);
+	struct walk_source *is = IS(src);
 	errcode_t retval;
 
 	is->sink = k;
 	is->status = 0;
 	is->sent = 0;
-	is->b.sink_reads = !!(k->flags & E2CB_SINK_READS_DATA);
+	is->wk->sink_reads = !!(k->flags & E2CB_SINK_READS_DATA);
 	/* a SHA-256 an entry: a tenth of extract -O of many small files */
 	is->no_digests = !!(k->flags & E2CB_SINK_ONE_PASS);
-	retval = e2cb_backup_pass(&is->b);
+	retval = e2cb_walk_pass(is->wk);
 	is->sink = NULL;
 	if (retval == EXT2_ET_CANCEL_REQUESTED && is->status)
 		return is->status;
@@ -446,13 +415,13 @@ static int is_run(struct e2cb_source *src, const struct e2cb_sink *k)
 			 error_message(retval));
 		return E2CB_SOURCE_FAILED;
 	}
-	e2cb_backup_counts(&is->b, &is->trailer);
+	e2cb_walk_counts(is->wk, &is->trailer);
 	return 0;
 }
 
 static const struct e2cb_header *is_header(struct e2cb_source *src)
 {
-	return &IS(src)->hdr;
+	return &IS(src)->wk->hdr;
 }
 
 static const struct e2cb_trailer *is_trailer(struct e2cb_source *src)
@@ -467,15 +436,13 @@ static const char *is_error(struct e2cb_source *src)
 
 static void is_close(struct e2cb_source *src)
 {
-	struct image_source *is = IS(src);
+	struct walk_source *is = IS(src);
 
-	e2cb_backup_free(&is->b);
+	e2cb_walk_close(is->wk);
 	EVP_MD_CTX_free(is->md);
 	EVP_MD_CTX_free(is->stream);
 	free(is->xattrs);
 	free(is->iobuf);
-	if (is->fd >= 0)
-		close(is->fd);
 	free(is);
 }
 
@@ -486,15 +453,15 @@ static void is_close(struct e2cb_source *src)
  */
 void e2cb_image_source_every_name(struct e2cb_source *src)
 {
-	IS(src)->b.every_name = 1;
+	IS(src)->wk->every_name = 1;
 }
 
 ext2_filsys e2cb_image_source_fs(struct e2cb_source *src)
 {
-	return IS(src)->b.fs;
+	return e2cb_image_walk_fs(IS(src)->wk);
 }
 
-static const struct e2cb_source_ops image_source_ops = {
+static const struct e2cb_source_ops walk_source_ops = {
 	.rewind = is_rewind,
 	.run = is_run,
 	.data = is_data,
@@ -507,6 +474,38 @@ static const struct e2cb_source_ops image_source_ops = {
 	.close = is_close,
 };
 
+/* The entries of the walk @wk, which the source closes; NULL: fails */
+static errcode_t walk_source_open(struct e2cb_walk *wk, const char *shown,
+				  struct e2cb_source **ret)
+{
+	struct walk_source *is;
+
+	*ret = NULL;
+	if (!wk)
+		return EXT2_ET_NO_MEMORY;
+	is = calloc(1, sizeof(*is));
+	if (!is) {
+		e2cb_walk_close(wk);
+		return EXT2_ET_NO_MEMORY;
+	}
+	is->s.ops = &walk_source_ops;
+	is->s.shown = shown;
+	is->wk = wk;
+	wk->ops = &entry_ops;
+	wk->end = is;
+	is->iobuf = malloc(E2CB_WRITER_BUF);
+	is->md = EVP_MD_CTX_new();
+	is->stream = EVP_MD_CTX_new();
+	if (!is->iobuf || !is->md || !is->stream) {
+		is_close(&is->s);
+		return EXT2_ET_NO_MEMORY;
+	}
+	snprintf(wk->hdr.tool_version, sizeof(wk->hdr.tool_version), "%s",
+		 E2CRYPTBAK_VERSION);
+	*ret = &is->s;
+	return 0;
+}
+
 /*
  * The unmounted filesystem on @device, from @path on, as backup would
  * archive it; its journal is replayed in memory unless @stale.  Says
@@ -515,38 +514,30 @@ static const struct e2cb_source_ops image_source_ops = {
 errcode_t e2cb_image_source_open(const char *device, const char *path,
 				 int stale, struct e2cb_source **ret)
 {
-	struct image_source *is;
+	struct e2cb_walk *wk;
 	errcode_t retval;
 
 	*ret = NULL;
-	is = calloc(1, sizeof(*is));
-	if (!is)
-		return EXT2_ET_NO_MEMORY;
-	is->s.ops = &image_source_ops;
-	is->s.shown = device;
-	is->fd = -1;
-	is->b.ops = &entry_ops;
-	e2cb_ino_map_init_paths(&is->b.links);
-	is->iobuf = malloc(IOBUF_SIZE);
-	is->md = EVP_MD_CTX_new();
-	is->stream = EVP_MD_CTX_new();
-	if (!is->iobuf || !is->md || !is->stream) {
-		retval = EXT2_ET_NO_MEMORY;
-		goto errout;
-	}
-	retval = e2cb_open_source(device, stale, &is->b.replay, &is->b.fs);
+	retval = e2cb_image_walk_open(device, path, stale, 0, &wk);
 	if (retval)
-		goto errout;
+		return retval;
 	/* for is_data_map(); without it, the data goes through is_data() */
-	is->fd = open(device, O_RDONLY | O_CLOEXEC);
-	retval = e2cb_backup_start(&is->b, path, &is->hdr);
+	e2cb_image_walk_map_data(wk, device);
+	return walk_source_open(wk, device, ret);
+}
+
+/*
+ * The mounted filesystem's directory @dir, as backup --online would
+ * archive it.  Says why on failure.
+ */
+errcode_t e2cb_online_source_open(const char *dir, struct e2cb_source **ret)
+{
+	struct e2cb_walk *wk;
+	errcode_t retval;
+
+	*ret = NULL;
+	retval = e2cb_online_walk_open(dir, &wk);
 	if (retval)
-		goto errout;
-	snprintf(is->hdr.tool_version, sizeof(is->hdr.tool_version), "%s",
-		 E2CRYPTBAK_VERSION);
-	*ret = &is->s;
-	return 0;
-errout:
-	is_close(&is->s);
-	return retval;
+		return retval;
+	return walk_source_open(wk, dir, ret);
 }
