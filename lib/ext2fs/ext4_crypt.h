@@ -135,6 +135,10 @@ struct ext2fs_raw_xattr {
 	size_t value_len;
 };
 
+/* acl_disk.c: a POSIX ACL of the VFS (getxattr) as ext4 stores it */
+extern errcode_t ext2fs_acl_from_vfs(const void *value, size_t len,
+				     void *out, size_t *out_len);
+
 /* xattr_raw.c */
 extern errcode_t ext2fs_xattrs_raw_iterate(ext2_filsys fs, ext2_ino_t ino,
 					const struct ext2_inode_large *inode,
