@@ -229,17 +229,21 @@ static int xattr_index(const char *name, const char **rest)
 	return -1;
 }
 
+/*
+ * The attribute @name of @proc into @xb, as ext4 stores it: a POSIX ACL
+ * in its on-disk form (the VFS gives its own), the rest byte for byte
+ */
 static errcode_t add_one_xattr(const char *proc, const char *name,
 			       struct e2cb_xattr_buf *xb)
 {
 	const char *rest;
 	ssize_t vlen;
-	char *value;
+	size_t len;
+	char *value, *disk = NULL;
 	int index = xattr_index(name, &rest);
 	errcode_t retval;
 
-	/* ACLs are in the VFS's format here, not ext4's: not yet */
-	if (index < 0 || index == 2 || index == 3 || index == 8)
+	if (index < 0 || index == 8)
 		return EOPNOTSUPP;	/* said by read_xattrs() */
 	vlen = getxattr(proc, name, NULL, 0);
 	if (vlen < 0)
@@ -248,11 +252,22 @@ static errcode_t add_one_xattr(const char *proc, const char *name,
 	if (!value)
 		return EXT2_ET_NO_MEMORY;
 	vlen = getxattr(proc, name, value, vlen);
-	if (vlen < 0)
+	if (vlen < 0) {
 		retval = errno == ERANGE ? E2CB_CHANGED : errno;
-	else
-		retval = e2cb_xattr_buf_add(xb, index, rest, strlen(rest),
-					    value, vlen);
+		goto out;
+	}
+	len = vlen;
+	if (index == 2 || index == 3) {
+		disk = malloc(vlen + 1);
+		retval = disk ? ext2fs_acl_from_vfs(value, vlen, disk, &len) :
+			EXT2_ET_NO_MEMORY;
+		if (retval)
+			goto out;
+	}
+	retval = e2cb_xattr_buf_add(xb, index, rest, strlen(rest),
+				    disk ? disk : value, len);
+out:
+	free(disk);
 	free(value);
 	return retval;
 }

@@ -8,13 +8,15 @@
 # Entry by entry, in order: the path, the tar type, size, link and
 # data (ciphertext or plaintext, holes as zeros), and every record
 # byte for byte (the inode record less its seal, the 'e5' and name
-# blobs, the xattrs, the symlink target), but for what the kernel does
+# blobs, the xattrs with POSIX ACLs in ext4's on-disk form, the symlink
+# target), but for what the kernel does
 # not tell a keyless reader of an inode it cannot open (an encrypted
 # regular file without its key, a symlink, a fifo, a device node): its
 # generation, 0 online.  Of the header, the block size and the root's
 # inode number must agree; the superblock's fields are not online.
-# The trailers' counts must agree.  Prints what differs that may;
-# exit 0 if nothing else does, 1 otherwise.
+# The trailers' counts must agree.  Prints what differs that may, and
+# how many ACLs (xattr index 2 and 3) were compared; exit 0 if nothing
+# else differs, 1 otherwise.
 #
 # This file may be redistributed under the terms of the GNU General
 # Public License, version 2.
@@ -57,14 +59,21 @@ def data(tf, m):
 
 
 
+def acls(e):
+    if "xattrs" not in e.recs:
+        return 0
+    return sum(1 for i, n, v in ca.xattr_entries(e.recs["xattrs"])
+               if i in (2, 3))
+
+
 def compare(on_tf, on, off_tf, off):
-    gens = 0
+    gens = nacl = 0
     if len(on) != len(off):
         bad("%d entries online, %d offline", len(on), len(off))
     for a, b in zip(on, off):
         if a.path != b.path:
             bad("entry %r online where %r is offline", a.path, b.path)
-            return gens
+            return gens, nacl
         p = a.path
         if (a.m.type, a.m.size, a.m.linkname) != \
            (b.m.type, b.m.size, b.m.linkname):
@@ -96,9 +105,11 @@ def compare(on_tf, on, off_tf, off):
                     "in the times or hashes")
             elif x != y:
                 bad("%s: record %s differs", p, k)
+            elif k == "xattrs":
+                nacl += acls(a)
         if data(on_tf, a.m) != data(off_tf, b.m):
             bad("%s: the data differs", p)
-    return gens
+    return gens, nacl
 
 
 def main(argv):
@@ -128,9 +139,9 @@ def main(argv):
               "tflags"):
         if ta[k] != tb[k]:
             bad("trailer: %s %r, offline %r", k, ta[k], tb[k])
-    gens = compare(on_tf, on[1:-1], off_tf, off[1:-1])
-    print("%d entries compared; %d generations not online" %
-          (len(on) - 2, gens))
+    gens, nacl = compare(on_tf, on[1:-1], off_tf, off[1:-1])
+    print("%d entries compared; %d generations not online; %d ACLs equal" %
+          (len(on) - 2, gens, nacl))
     return 1 if errors else 0
 
 
