@@ -42,7 +42,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: %s backup [-p] [--stale] -o ARCHIVE|- [-Z gzip|zstd|xz]\n"
 "                DEVICE [PATH]\n"
-"       %s backup --online -o ARCHIVE|- [-Z gzip|zstd|xz] MOUNTED_DIR\n"
+"       %s backup --online [-p] -o ARCHIVE|- [-Z gzip|zstd|xz]\n"
+"                MOUNTED_DIR\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
 "                [--enable-encrypt] [--keep-pw-salt] [POLICY]\n"
 "                ARCHIVE|- DEVICE [PATH]\n"
@@ -139,10 +140,9 @@ static int cmd_backup(int argc, char **argv)
 	opts.device = argv[optind];
 	if (optind + 1 < argc)
 		opts.path = argv[optind + 1];
-	if (opts.online && (optind + 1 < argc || opts.stale ||
-			    opts.progress))
+	if (opts.online && (optind + 1 < argc || opts.stale))
 		return usage_error("backup --online takes one MOUNTED_DIR, "
-				   "without --stale or -p");
+				   "without --stale");
 	return e2cb_backup(&opts);
 }
 

@@ -46,6 +46,8 @@ struct online {
 	uint64_t mnt_id;
 	uint32_t root_ino;
 	unsigned int bs;
+	uint64_t inodes_used;		/* when the walk was opened */
+	uint32_t first_ino;		/* the superblock's, for -p */
 	struct online_entry *root;	/* open from the start */
 	uint8_t *buf;			/* E2CB_WRITER_BUF, a read */
 	uint8_t *keep;			/* E2CB_WRITER_BUF, data kept */

@@ -264,6 +264,8 @@ static int read_super(struct online *o, const uint8_t *uuid,
 	h->encoding = ext2fs_le16_to_cpu(sb.s_encoding);
 	h->encoding_flags = ext2fs_le16_to_cpu(sb.s_encoding_flags);
 	h->inode_size = ext2fs_le16_to_cpu(sb.s_inode_size);
+	if (ext2fs_le32_to_cpu(sb.s_rev_level) > EXT2_GOOD_OLD_REV)
+		o->first_ino = ext2fs_le32_to_cpu(sb.s_first_ino);
 	return 1;
 }
 
@@ -364,6 +366,7 @@ static errcode_t open_root(struct online *o, const char *dir,
 	else
 		retval = probe(dfd, dir);
 	o->bs = sfs.f_bsize;
+	o->inodes_used = retval ? 0 : sfs.f_files - sfs.f_ffree;
 	close(dfd);
 	return retval;
 }
@@ -433,6 +436,7 @@ errcode_t e2cb_online_walk_open(const char *dir, struct e2cb_walk **ret)
 	if (!o)
 		return EXT2_ET_NO_MEMORY;
 	o->wk.kind = &online_walk;
+	o->first_ino = EXT2_GOOD_OLD_FIRST_INO;
 	e2cb_ino_map_init_paths(&o->links);
 	o->root = calloc(1, sizeof(*o->root));
 	o->buf = malloc(E2CB_WRITER_BUF);
@@ -451,6 +455,13 @@ errcode_t e2cb_online_walk_open(const char *dir, struct e2cb_walk **ret)
 	fill_header(o, fd, dir, &o->wk.hdr);
 	if (fd >= 0)
 		close(fd);
+	/*
+	 * -p: the inodes in use, as an offline backup of the whole counts
+	 * them (the reserved ones but the root are not walked); a
+	 * filesystem in use may make or free some meanwhile.
+	 */
+	if (o->root_ino == EXT2_ROOT_INO && o->inodes_used >= o->first_ino)
+		o->wk.inodes_total = o->inodes_used - (o->first_ino - 1) + 1;
 	*ret = &o->wk;
 	return 0;
 errout:
