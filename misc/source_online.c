@@ -364,7 +364,13 @@ static errcode_t look_up(struct online *o, int dfd, int parent_enc,
 		close(fd);
 		return retval;
 	}
-	strcpy(o->why, "an encrypted inode in a plain directory: reading");
+	/*
+	 * Neither it (not opened without its key; no ioctl on O_PATH)
+	 * nor its directory (FS_IOC_GET_RAW_ENTRY and _READ_RAW_DATA
+	 * take encrypted ones only: ENODATA) can be asked for its context
+	 * and ciphertext.
+	 */
+	strcpy(o->why, "an encrypted file in an unencrypted directory");
 	return EOPNOTSUPP;
 }
 
