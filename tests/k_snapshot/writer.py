@@ -12,9 +12,13 @@
 # fsynced in DIR/stage first, then renamed in), so a freeze lands between
 # two steps; the data is fsynced before the step counts, so that a crash
 # image (a copy without a freeze) also holds a whole number of steps.
-# After step N, N is written to LOG (in an unencrypted directory of the
-# same file system) and fsynced, which commits the journal: the image
-# itself says which steps it has.  PROGRESS (outside the file system)
+# After step N, DIR/d is fsynced, which commits the journal with the
+# step's rename or unlink in it, and then N is written to LOG (in an
+# unencrypted directory of the same file system) and fsynced: the image
+# itself says which steps it has.  (The fsync of LOG alone is not
+# enough: an overwrite within one tick of the clock leaves its inode
+# clean, and ext4 then writes the block without a commit, so a crash
+# image could say N before it holds step N's rename.)  PROGRESS (outside the file system)
 # tells the test how far the writer got.
 #
 # This file may be redistributed under the terms of the GNU General
@@ -82,6 +86,7 @@ def run(top, log, progress):
     os.makedirs(stage, exist_ok=True)
     files = {}
     lfd = os.open(log, os.O_WRONLY | os.O_CREAT, 0o644)
+    dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
     n = 0
     while True:
         n += 1
@@ -103,6 +108,7 @@ def run(top, log, progress):
             os.rename(path, os.path.join(d, arg))
         else:
             os.unlink(path)
+        os.fsync(dfd)
         os.pwrite(lfd, b'%10d\n' % n, 0)
         os.fsync(lfd)
         with open(progress + '.tmp', 'w') as f:
