@@ -382,3 +382,14 @@ errcode_t e2cb_xattr_rec_iterate(const void *rec, size_t len,
 	}
 	return 0;
 }
+
+void e2cb_inode_rec_name(struct e2cb_inode_rec *r,
+			 const struct ext4_encrypted_name *name)
+{
+	r->rflags |= E2CB_IF_NAME;
+	if (name->has_hash) {
+		r->rflags |= E2CB_IF_DIRENT_HASH;
+		r->dirent_hash = name->hash;
+		r->dirent_minor_hash = name->minor_hash;
+	}
+}

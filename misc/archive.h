@@ -153,6 +153,9 @@ extern size_t e2cb_encode_header(const struct e2cb_header *h, uint8_t *buf,
 				 size_t bufsize);
 extern errcode_t e2cb_decode_header(const void *buf, size_t len,
 				    struct e2cb_header *h);
+/* The entry has a name record for @name: its flags, its stored hash */
+extern void e2cb_inode_rec_name(struct e2cb_inode_rec *r,
+				const struct ext4_encrypted_name *name);
 extern size_t e2cb_encode_inode(const struct e2cb_inode_rec *r,
 				uint8_t *buf);
 extern errcode_t e2cb_decode_inode(const void *buf, size_t len,

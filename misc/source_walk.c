@@ -132,12 +132,7 @@ static errcode_t ie_add_name(struct e2cb_walk *wk,
 						     &dctx_len);
 	if (retval)
 		return retval;
-	e->rec.rflags |= E2CB_IF_NAME;
-	if (name->has_hash) {
-		e->rec.rflags |= E2CB_IF_DIRENT_HASH;
-		e->rec.dirent_hash = name->hash;
-		e->rec.dirent_minor_hash = name->minor_hash;
-	}
+	e2cb_inode_rec_name(&e->rec, name);
 	return 0;
 }
 

@@ -419,12 +419,7 @@ errcode_t e2cb_writer_add_name(struct e2cb_writer *w,
 	if (retval)
 		return retval;
 	archive_entry_xattr_add_entry(w->entry, E2CB_REC_NAME, blob, len);
-	w->rec.rflags |= E2CB_IF_NAME;
-	if (name->has_hash) {
-		w->rec.rflags |= E2CB_IF_DIRENT_HASH;
-		w->rec.dirent_hash = name->hash;
-		w->rec.dirent_minor_hash = name->minor_hash;
-	}
+	e2cb_inode_rec_name(&w->rec, name);
 	return 0;
 }
 
