@@ -350,6 +350,8 @@ extern errcode_t e2cb_writer_trailer(struct e2cb_writer *w,
 				     const struct e2cb_trailer *counts);
 extern errcode_t e2cb_writer_finish(struct e2cb_writer *w, errcode_t err);
 extern int e2cb_writer_close(struct e2cb_writer *w, int ok);
+/* The descriptor the archive is written to */
+extern int e2cb_writer_fd(const struct e2cb_writer *w);
 
 /* The writer's destination (outfile.c): a file named when whole */
 struct e2cb_outfile;
@@ -359,6 +361,7 @@ extern errcode_t e2cb_outfile_open(const char *output,
 extern errcode_t e2cb_outfile_open_fd(int fd, const char *dest,
 				      struct e2cb_outfile **ret);
 extern const char *e2cb_outfile_name(const struct e2cb_outfile *o);
+extern int e2cb_outfile_fd(const struct e2cb_outfile *o);
 extern errcode_t e2cb_outfile_write(struct e2cb_outfile *o, const void *buf,
 				    size_t len);
 extern errcode_t e2cb_outfile_flush(struct e2cb_outfile *o);

@@ -894,8 +894,14 @@ int e2cb_backup(const struct e2cb_backup_opts *opts)
 	wk->ops = &writer_ops;
 	wk->end = w;
 	wk->progress = opts->progress;
+	if (!retval && opts->freeze) {
+		int out[2] = { e2cb_writer_fd(w), 2 };
+
+		retval = e2cb_online_walk_freeze(wk, out, 2);
+	}
 	if (!retval)
 		retval = write_archive(wk);
+	e2cb_thaw();
 	retval = e2cb_writer_finish(w, retval);
 	e2cb_walk_progress(wk, 1);
 	ok = e2cb_writer_close(w, retval == 0);

@@ -36,14 +36,15 @@ const char *program_name = "e2cryptbak";
 #define OPT_UNTRUSTED	265
 #define OPT_SAME_PERMS	266
 #define OPT_ONLINE	267
+#define OPT_FREEZE	275
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: %s backup [-p] [--stale] -o ARCHIVE|- [-Z gzip|zstd|xz]\n"
 "                DEVICE [PATH]\n"
-"       %s backup --online [-p] -o ARCHIVE|- [-Z gzip|zstd|xz]\n"
-"                MOUNTED_DIR\n"
+"       %s backup --online [-p] [--freeze] -o ARCHIVE|-\n"
+"                [-Z gzip|zstd|xz] MOUNTED_DIR\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
 "                [--enable-encrypt] [--keep-pw-salt] [POLICY]\n"
 "                ARCHIVE|- DEVICE [PATH]\n"
@@ -99,6 +100,7 @@ static int cmd_backup(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "stale", no_argument, NULL, OPT_STALE },
 		{ "online", no_argument, NULL, OPT_ONLINE },
+		{ "freeze", no_argument, NULL, OPT_FREEZE },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct e2cb_backup_opts opts;
@@ -113,6 +115,9 @@ static int cmd_backup(int argc, char **argv)
 			break;
 		case OPT_ONLINE:
 			opts.online = 1;
+			break;
+		case OPT_FREEZE:
+			opts.freeze = 1;
 			break;
 		case 'p':
 			opts.progress = 1;
@@ -143,6 +148,9 @@ static int cmd_backup(int argc, char **argv)
 	if (opts.online && (optind + 1 < argc || opts.stale))
 		return usage_error("backup --online takes one MOUNTED_DIR, "
 				   "without --stale");
+	if (opts.freeze && !opts.online)
+		return usage_error("--freeze goes with --online: an "
+				   "unmounted filesystem needs no freeze");
 	return e2cb_backup(&opts);
 }
 

@@ -32,6 +32,7 @@ struct e2cb_backup_opts {
 	int progress;
 	int stale;			/* do not replay the journal */
 	int online;			/* device: a mounted directory */
+	int freeze;			/* online, frozen while read */
 };
 
 /*
@@ -196,6 +197,11 @@ extern void e2cb_vreport_path(const void *path, size_t len, errcode_t code,
 extern void e2cb_report_path(const void *path, size_t len, errcode_t code,
 			     const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* freeze.c: backup --online --freeze */
+extern errcode_t e2cb_freeze(int fd, dev_t dev, const char *shown,
+			     const int *out, size_t nr_out);
+extern void e2cb_thaw(void);
 
 /* source_check.c */
 extern errcode_t e2cb_check_source(const char *device, int for_write);

@@ -149,6 +149,11 @@ const char *e2cb_outfile_name(const struct e2cb_outfile *o)
 	return o->dest;
 }
 
+int e2cb_outfile_fd(const struct e2cb_outfile *o)
+{
+	return o->fd;
+}
+
 /*
  * Until the archive has its name, a fatal signal removes the temporary
  * file, then kills us as it would have (a shell still sees the signal).

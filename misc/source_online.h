@@ -42,6 +42,7 @@ struct online {
 	struct e2cb_walk wk;		/* first */
 	struct e2cb_path_buf path;
 	struct e2cb_ino_map links;
+	const char *dir;		/* as given, for messages */
 	dev_t dev;
 	uint64_t mnt_id;
 	uint32_t root_ino;

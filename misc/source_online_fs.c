@@ -400,9 +400,30 @@ static errcode_t online_read_data(struct e2cb_walk *wk,
 	return retval;
 }
 
+errcode_t e2cb_online_walk_freeze(struct e2cb_walk *wk, const int *out,
+				  size_t nr_out)
+{
+	struct online *o = (struct online *) wk;
+	errcode_t retval;
+	int fd;
+
+	fd = e2cb_online_reopen(o->root->fd, O_RDONLY | O_DIRECTORY);
+	if (fd < 0) {
+		retval = errno;
+		com_err(program_name, retval, "while opening %s to freeze it",
+			o->dir);
+		return retval;
+	}
+	retval = e2cb_freeze(fd, o->dev, o->dir, out, nr_out);
+	close(fd);
+	return retval;
+}
+
 static void online_close(struct e2cb_walk *wk)
 {
 	struct online *o = (struct online *) wk;
+
+	e2cb_thaw();
 
 	if (o->root && o->root->fd >= 0)
 		close(o->root->fd);
@@ -436,6 +457,7 @@ errcode_t e2cb_online_walk_open(const char *dir, struct e2cb_walk **ret)
 	if (!o)
 		return EXT2_ET_NO_MEMORY;
 	o->wk.kind = &online_walk;
+	o->dir = dir;
 	o->first_ino = EXT2_GOOD_OLD_FIRST_INO;
 	e2cb_ino_map_init_paths(&o->links);
 	o->root = calloc(1, sizeof(*o->root));

@@ -114,6 +114,12 @@ extern ext2_filsys e2cb_image_walk_fs(struct e2cb_walk *wk);
 /* source_online_fs.c: the mounted filesystem's directory @dir */
 extern errcode_t e2cb_online_walk_open(const char *dir,
 				       struct e2cb_walk **ret);
+/*
+ * Freeze the mounted filesystem of the walk until e2cb_thaw() or the
+ * walk is closed; @out: the descriptors written meanwhile (freeze.c)
+ */
+extern errcode_t e2cb_online_walk_freeze(struct e2cb_walk *wk,
+					 const int *out, size_t nr_out);
 
 /* backup.c: what every walk shares */
 extern void e2cb_walk_progress(struct e2cb_walk *wk, int done);

@@ -807,6 +807,11 @@ static errcode_t writer_new(struct e2cb_outfile *out, const char *compress,
 	return writer_setup(w, compress);
 }
 
+int e2cb_writer_fd(const struct e2cb_writer *w)
+{
+	return e2cb_outfile_fd(w->out);
+}
+
 /*
  * Write an archive to @output ("-": standard output), compressed with
  * @compress (NULL, "gzip", "zstd" or "xz").  What fails is said here.
