@@ -263,9 +263,9 @@ int e2cb_restore_preflight(struct restore *rs, const struct e2cb_header *h)
 		return E2CB_EXIT_ERROR;
 	warn_times(rs);
 	if (p->verity_untreed)
-		com_err(program_name, 0, "%llu fs-verity files are "
-			"unencrypted: the archive holds no Merkle tree for "
-			"them, and they are restored as plain files (fsverity "
+		com_err(program_name, 0, "%llu fs-verity files come "
+			"without their Merkle tree (unencrypted, or backed up "
+			"online), and are restored as plain files (fsverity "
 			"enable makes them verity files again)",
 			(unsigned long long) p->verity_untreed);
 	return 0;

@@ -454,6 +454,20 @@ static errcode_t send_entry(struct online *o, struct online_entry *oe,
 }
 
 /*
+ * ext4 keeps an fs-verity file's Merkle tree past i_size, which the
+ * ioctls do not read: the file goes out without it (restore makes it a
+ * plain file), said and counted, so the archive says it is incomplete.
+ */
+static void untreed_verity(struct online *o)
+{
+	com_err(program_name, 0, "%s: an fs-verity file: its Merkle tree "
+		"cannot be archived online yet (restore makes it a plain "
+		"file; fsverity enable makes it a verity file again)",
+		opath(o));
+	o->wk.skipped++;
+}
+
+/*
  * The entry, its records and its data.  Returns an error only for what
  * ends the backup; *@sent says whether the entry went out.
  */
@@ -510,6 +524,8 @@ static errcode_t write_entry(struct online *o, struct online_entry *oe,
 	}
 	fatal = send_entry(o, oe, &dr, is_reg && !first);
 	*sent = !fatal;
+	if (!fatal && !first && (r.iflags & EXT4_VERITY_FL))
+		untreed_verity(o);
 out:
 	if (!oe->enc && dr.fd >= 0)
 		close(dr.fd);
