@@ -34,10 +34,10 @@
 #define SECRET_MAX	(1024 + 2)
 
 /* A record left out, and why; its path is the filesystem's: escaped */
-static void ignored(const char *where, errcode_t err)
+static void ignored(const char *where, errcode_t retval)
 {
 	e2cb_report_path(where, strlen(where), 0, "%s; it is ignored",
-			 error_message(err));
+			 error_message(retval));
 }
 
 /* A protector's name, escaped as paths are, for a message */
@@ -122,13 +122,13 @@ static void add_record(struct e2cb_fsmeta *m, int kind, uint8_t *buf,
 {
 	struct prot_rec *pr;
 	struct pol_rec *po;
-	errcode_t err;
+	errcode_t retval;
 
 	if (kind == 'p' && e2cb_grow((void **) &m->prot, &m->prot_size,
 				     m->nprot + 1, sizeof(*m->prot)) == 0) {
 		pr = &m->prot[m->nprot];
-		err = fscrypt_parse_protector(buf, len, &pr->pr);
-		if (!err && !have_protector(m, pr->pr.descriptor)) {
+		retval = fscrypt_parse_protector(buf, len, &pr->pr);
+		if (!retval && !have_protector(m, pr->pr.descriptor)) {
 			pr->buf = buf;
 			m->nprot++;
 			return;
@@ -137,17 +137,17 @@ static void add_record(struct e2cb_fsmeta *m, int kind, uint8_t *buf,
 					    m->npol + 1,
 					    sizeof(*m->pol)) == 0) {
 		po = &m->pol[m->npol];
-		err = fscrypt_parse_policy_data(buf, len, &po->pd);
-		if (!err && !have_policy(m, po->pd.descriptor)) {
+		retval = fscrypt_parse_policy_data(buf, len, &po->pd);
+		if (!retval && !have_policy(m, po->pd.descriptor)) {
 			po->buf = buf;
 			m->npol++;
 			return;
 		}
 	} else {
-		err = EXT2_ET_NO_MEMORY;
+		retval = EXT2_ET_NO_MEMORY;
 	}
-	if (err)
-		ignored(where, err);
+	if (retval)
+		ignored(where, retval);
 	free(buf);
 }
 
@@ -168,7 +168,7 @@ static void read_host_record(struct e2cb_fsmeta *m, int kind, int dfd,
 {
 	struct stat st;
 	uint8_t *buf;
-	errcode_t err;
+	errcode_t retval;
 	ssize_t n;
 	int fd;
 
@@ -182,11 +182,11 @@ static void read_host_record(struct e2cb_fsmeta *m, int kind, int dfd,
 	}
 	buf = malloc(st.st_size ? st.st_size : 1);
 	n = buf ? read(fd, buf, st.st_size) : -1;
-	err = n == st.st_size ? 0 : !buf ? ENOMEM :
+	retval = n == st.st_size ? 0 : !buf ? ENOMEM :
 	      n < 0 ? errno : EXT2_ET_SHORT_READ;
 	close(fd);
-	if (err) {
-		ignored(where, err);
+	if (retval) {
+		ignored(where, retval);
 		free(buf);
 		return;
 	}
@@ -247,26 +247,26 @@ static void read_img_record(struct img_dir *d, ext2_ino_t ino,
 	unsigned int got = 0;
 	uint64_t size;
 	uint8_t *buf = NULL;
-	errcode_t err;
+	errcode_t retval;
 
 	snprintf(where, sizeof(where), "/.fscrypt/%s/%s", d->sub, name);
-	err = ext2fs_read_inode(d->fs, ino, &inode);
-	if (err || !LINUX_S_ISREG(inode.i_mode) ||
+	retval = ext2fs_read_inode(d->fs, ino, &inode);
+	if (retval || !LINUX_S_ISREG(inode.i_mode) ||
 	    (inode.i_flags & EXT4_ENCRYPT_FL))
 		goto out;
 	size = EXT2_I_SIZE(&inode);
-	err = size > RECORD_MAX ? EXT2_ET_FILE_TOO_BIG : 0;
-	if (!err)
+	retval = size > RECORD_MAX ? EXT2_ET_FILE_TOO_BIG : 0;
+	if (!retval)
 		buf = malloc(size ? size : 1);
-	if (!err && !buf)
-		err = EXT2_ET_NO_MEMORY;
-	if (!err)
-		err = ext2fs_file_open(d->fs, ino, 0, &f);
-	if (!err)
-		err = ext2fs_file_read(f, buf, size, &got);
-	if (!err && got != size)
-		err = EXT2_ET_SHORT_READ;
-	if (!err) {
+	if (!retval && !buf)
+		retval = EXT2_ET_NO_MEMORY;
+	if (!retval)
+		retval = ext2fs_file_open(d->fs, ino, 0, &f);
+	if (!retval)
+		retval = ext2fs_file_read(f, buf, size, &got);
+	if (!retval && got != size)
+		retval = EXT2_ET_SHORT_READ;
+	if (!retval) {
 		add_record(d->m, d->kind, buf, size, where);
 		buf = NULL;
 	}
@@ -274,8 +274,8 @@ out:
 	if (f)
 		ext2fs_file_close(f);
 	free(buf);
-	if (err)
-		ignored(where, err);
+	if (retval)
+		ignored(where, retval);
 }
 
 static int img_dir_entry(ext2_ino_t dir EXT2FS_ATTR((unused)),
@@ -346,16 +346,16 @@ static void read_arc_record(struct e2cb_fsmeta *m, struct e2cb_reader *rd,
 			    const struct e2cb_entry *e, int kind)
 {
 	struct arc_rec r;
-	errcode_t err;
+	errcode_t retval;
 
 	if (!LINUX_S_ISREG(e->rec.mode) || e->ctx_len || e->linkname ||
 	    e->rec.size > RECORD_MAX)
 		return;
 	r.len = e->rec.size;
 	r.buf = calloc(1, r.len ? r.len : 1);
-	err = r.buf ? e2cb_reader_data(rd, arc_data, &r) : EXT2_ET_NO_MEMORY;
-	if (err) {
-		ignored(e->path, err);
+	retval = r.buf ? e2cb_reader_data(rd, arc_data, &r) : EXT2_ET_NO_MEMORY;
+	if (retval) {
+		ignored(e->path, retval);
 		free(r.buf);
 		return;
 	}
@@ -374,14 +374,14 @@ int e2cb_fsmeta_add_archive(struct e2cb_fsmeta *m, const char *name,
 	struct e2cb_reader *rd = NULL;
 	struct e2cb_entry *e;
 	const char *base;
-	errcode_t err;
+	errcode_t retval;
 	int ret, kind, meta, seen = 0;
 
 	if (!strcmp(name, "-"))
 		return 0;	/* read once only: --fscrypt-dir says */
 	/* the records' own HMACs vouch for them: no need to sum it all */
-	err = e2cb_reader_open(name, 0, &rd);
-	if (err) {
+	retval = e2cb_reader_open(name, 0, &rd);
+	if (retval) {
 		if (!quiet)
 			com_err(program_name, 0, "%s: %s", name,
 				e2cb_reader_error(rd));
@@ -452,15 +452,15 @@ static errcode_t prompt_secret(const struct fscrypt_protector *pr,
 {
 	struct termios old, quiet;
 	char name[SHOWN_MAX];
-	errcode_t err;
+	errcode_t retval;
 	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0)
 		return errno;
 	if (tcgetattr(fd, &old)) {
-		err = errno;
+		retval = errno;
 		close(fd);
-		return err;
+		return retval;
 	}
 	quiet = old;
 	quiet.c_lflag &= ~(ECHO | ECHONL);
@@ -468,17 +468,17 @@ static errcode_t prompt_secret(const struct fscrypt_protector *pr,
 	dprintf(fd, "Enter the passphrase of protector \"%s\" (%s): ",
 		shown(pr, name), pr->descriptor);
 	tcsetattr(fd, TCSAFLUSH, &quiet);
-	err = read_line(fd, buf, max, len);
+	retval = read_line(fd, buf, max, len);
 	tcsetattr(fd, TCSAFLUSH, &old);
 	dprintf(fd, "\n");
 	close(fd);
-	return err;
+	return retval;
 }
 
 static errcode_t read_secret_path(const char *path, int raw, uint8_t *buf,
 				  size_t max, size_t *len)
 {
-	errcode_t err;
+	errcode_t retval;
 	ssize_t n;
 	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_NOCTTY |
 					  O_CLOEXEC) : 0;
@@ -486,10 +486,10 @@ static errcode_t read_secret_path(const char *path, int raw, uint8_t *buf,
 	if (fd < 0)
 		return errno;
 	if (!raw) {
-		err = read_line(fd, buf, max, len);
+		retval = read_line(fd, buf, max, len);
 	} else {
 		/* crypto.NewFixedLengthKeyFromReader: 32 bytes, no more */
-		err = 0;
+		retval = 0;
 		for (*len = 0; *len < max; *len += n) {
 			n = read(fd, buf + *len, max - *len);
 			if (n < 0 && errno == EINTR) {
@@ -497,14 +497,14 @@ static errcode_t read_secret_path(const char *path, int raw, uint8_t *buf,
 				continue;
 			}
 			if (n <= 0) {
-				err = n < 0 ? errno : 0;
+				retval = n < 0 ? errno : 0;
 				break;
 			}
 		}
 	}
 	if (fd)
 		close(fd);
-	return err;
+	return retval;
 }
 
 static errcode_t get_secret(const struct e2cb_extract_opts *o,
@@ -578,26 +578,26 @@ static int open_policies(const struct e2cb_fsmeta *m,
 			 int *n)
 {
 	uint8_t *key = fscrypt_secure_alloc(FSCRYPT_MAX_KEY_SIZE);
-	errcode_t err = key ? 0 : FSCRYPT_ET_NO_MEMORY;
+	errcode_t retval = key ? 0 : FSCRYPT_ET_NO_MEMORY;
 	size_t i;
 	int found;
 
 	*n = 0;
-	for (i = 0; !err && i < m->npol; i++) {
-		err = fscrypt_policy_unlock(&m->pol[i].pd, pr->descriptor,
+	for (i = 0; !retval && i < m->npol; i++) {
+		retval = fscrypt_policy_unlock(&m->pol[i].pd, pr->descriptor,
 					    pkey, key, &found);
-		if (err)
-			com_err(program_name, err, "while unwrapping the key "
+		if (retval)
+			com_err(program_name, retval, "while unwrapping the key "
 				"of policy %s with protector %s",
 				m->pol[i].pd.descriptor, pr->descriptor);
 		else if (found)
-			err = fscrypt_keyring_add_raw(kr, key,
+			retval = fscrypt_keyring_add_raw(kr, key,
 						      FSCRYPT_MAX_KEY_SIZE);
-		if (!err && found)
+		if (!retval && found)
 			(*n)++;
 	}
 	fscrypt_secure_free(key, FSCRYPT_MAX_KEY_SIZE);
-	return err ? E2CB_EXIT_ERROR : 0;
+	return retval ? E2CB_EXIT_ERROR : 0;
 }
 
 static int unlock_one(const struct e2cb_fsmeta *m,
@@ -608,18 +608,18 @@ static int unlock_one(const struct e2cb_fsmeta *m,
 	uint8_t *secret = NULL, *pkey = NULL;
 	char name[SHOWN_MAX];
 	size_t len = 0;
-	errcode_t err;
+	errcode_t retval;
 	int ret = E2CB_EXIT_ERROR, n;
 
 	secret = fscrypt_secure_alloc(SECRET_MAX);
 	pkey = fscrypt_secure_alloc(FSCRYPT_PROTECTOR_KEY_SIZE);
 	if (!secret || !pkey)
 		goto out;
-	err = get_secret(o, pr, secret, &len);
-	if (err == EINVAL)
+	retval = get_secret(o, pr, secret, &len);
+	if (retval == EINVAL)
 		goto out;
-	if (err) {
-		com_err(program_name, err, "while reading the %s of "
+	if (retval) {
+		com_err(program_name, retval, "while reading the %s of "
 			"protector %s", pr->source == FSCRYPT_SOURCE_RAW_KEY ?
 			"key" : "passphrase", pr->descriptor);
 		goto out;
@@ -630,11 +630,11 @@ static int unlock_one(const struct e2cb_fsmeta *m,
 			shown(pr, name), pr->descriptor,
 			fscrypt_source_name(pr->source), (long long) pr->time,
 			(long long) pr->memory, (long long) pr->parallelism);
-	err = fscrypt_protector_unlock(pr, secret, len, pkey);
-	if (err) {
-		com_err(program_name, err, "while opening protector \"%s\" "
+	retval = fscrypt_protector_unlock(pr, secret, len, pkey);
+	if (retval) {
+		com_err(program_name, retval, "while opening protector \"%s\" "
 			"(%s)", shown(pr, name), pr->descriptor);
-		if (err == FSCRYPT_ET_HASH_MEMORY)
+		if (retval == FSCRYPT_ET_HASH_MEMORY)
 			com_err(program_name, 0, "it needs %lld KiB",
 				(long long) pr->memory);
 		goto out;

@@ -48,11 +48,11 @@ static errcode_t emit_output(void *priv, uint8_t *buf, size_t len,
 			     uint64_t off EXT2FS_ATTR((unused)))
 {
 	struct e2cb_outfile *o = priv;
-	errcode_t err;
+	errcode_t retval;
 
-	err = e2cb_write_all(o->fd, buf, len, -1);
-	if (err)
-		return err;
+	retval = e2cb_write_all(o->fd, buf, len, -1);
+	if (retval)
+		return retval;
 	o->bytes += len;
 	if (o->is_file && o->bytes - o->synced >= WRITEBACK_BYTES) {
 		sync_file_range(o->fd, o->synced, o->bytes - o->synced,
@@ -70,11 +70,11 @@ static const struct e2cb_pipe_job output_job = {
  * A closed pipe kills us with SIGPIPE, as it would have without the
  * output thread (which takes no signal), unless SIGPIPE is ignored.
  */
-static void die_of_closed_pipe(errcode_t err)
+static void die_of_closed_pipe(errcode_t retval)
 {
 	struct sigaction sa;
 
-	if (err == EPIPE && !sigaction(SIGPIPE, NULL, &sa) &&
+	if (retval == EPIPE && !sigaction(SIGPIPE, NULL, &sa) &&
 	    sa.sa_handler == SIG_DFL)
 		raise(SIGPIPE);
 }
@@ -82,13 +82,13 @@ static void die_of_closed_pipe(errcode_t err)
 /* Queue the block being filled for the output thread */
 static errcode_t submit_output(struct e2cb_outfile *o)
 {
-	errcode_t err;
+	errcode_t retval;
 
-	err = e2cb_pipe_submit(o->pipe, &output_job, o, o->len, 0);
+	retval = e2cb_pipe_submit(o->pipe, &output_job, o, o->len, 0);
 	o->buf = NULL;
 	o->len = 0;
-	die_of_closed_pipe(err);
-	return err;
+	die_of_closed_pipe(retval);
+	return retval;
 }
 
 /*
@@ -99,7 +99,7 @@ errcode_t e2cb_outfile_write(struct e2cb_outfile *o, const void *buf,
 			     size_t len)
 {
 	size_t done, n;
-	errcode_t err;
+	errcode_t retval;
 
 	if (o->discard)
 		return 0;
@@ -113,9 +113,9 @@ errcode_t e2cb_outfile_write(struct e2cb_outfile *o, const void *buf,
 		o->len += n;
 		if (o->len < OUTBLOCK_SIZE)
 			continue;
-		err = submit_output(o);
-		if (err)
-			return err;
+		retval = submit_output(o);
+		if (retval)
+			return retval;
 	}
 	return 0;
 }
@@ -137,11 +137,11 @@ void e2cb_outfile_discard(struct e2cb_outfile *o)
 /* Wait for the output thread to write what it was given */
 errcode_t e2cb_outfile_drain(struct e2cb_outfile *o)
 {
-	errcode_t err;
+	errcode_t retval;
 
-	err = e2cb_pipe_drain(o->pipe);
-	die_of_closed_pipe(err);
-	return err;
+	retval = e2cb_pipe_drain(o->pipe);
+	die_of_closed_pipe(retval);
+	return retval;
 }
 
 const char *e2cb_outfile_name(const struct e2cb_outfile *o)
@@ -352,14 +352,14 @@ static int finish_in_place(struct e2cb_outfile *o, int ok)
  */
 static int finish_tmp(struct e2cb_outfile *o, int ok)
 {
-	errcode_t err = 0;
+	errcode_t retval = 0;
 
 	if (ok && fsync(o->fd) < 0)
-		err = errno;
-	if (close(o->fd) < 0 && ok && !err)
-		err = errno;
-	if (err) {
-		com_err(program_name, err, "while writing %s", o->output);
+		retval = errno;
+	if (close(o->fd) < 0 && ok && !retval)
+		retval = errno;
+	if (retval) {
+		com_err(program_name, retval, "while writing %s", o->output);
 		ok = 0;
 	}
 	if (ok && rename(o->tmp_name, o->output) < 0) {
@@ -370,9 +370,9 @@ static int finish_tmp(struct e2cb_outfile *o, int ok)
 	if (!ok)
 		unlink(o->tmp_name);
 	unguard_tmp();
-	if (ok && (err = sync_parent(o->output)) != 0) {
+	if (ok && (retval = sync_parent(o->output)) != 0) {
 		/* the archive is whole and named; its name may not last */
-		com_err(program_name, err, "while syncing the directory of %s",
+		com_err(program_name, retval, "while syncing the directory of %s",
 			o->output);
 		ok = 0;
 	}

@@ -36,7 +36,7 @@ struct walk {
 
 static void report(ext2_filsys fs, struct walk *w, blk64_t lblk,
 		   blk64_t pblk, unsigned int offset, ext2_ino_t ino,
-		   errcode_t err, int lost)
+		   errcode_t retval, int lost)
 {
 	struct ext2fs_dir_damage d;
 
@@ -45,7 +45,7 @@ static void report(ext2_filsys fs, struct walk *w, blk64_t lblk,
 	d.pblk = pblk;
 	d.offset = offset;
 	d.ino = ino;
-	d.err = err;
+	d.err = retval;
 	d.lost = lost;
 	if (w->damage)
 		w->damage(fs, &d, w->priv);
@@ -83,21 +83,21 @@ static void walk_block(ext2_filsys fs, struct walk *w, blk64_t lblk,
 {
 	struct ext2_dir_entry *de;
 	unsigned int off = 0, end = fs->blocksize, rec_len, next, skip;
-	errcode_t err;
+	errcode_t retval;
 	int damaged = 0, ret;
 
 	while (off < end && !w->aborted) {
 		de = (struct ext2_dir_entry *) (w->buf + off);
-		err = check_entry(fs, w->buf, off, end, &rec_len);
-		if (err && rec_len) {
+		retval = check_entry(fs, w->buf, off, end, &rec_len);
+		if (retval && rec_len) {
 			/* the record is sound, what it holds is not */
-			report(fs, w, lblk, pblk, off, de->inode, err,
+			report(fs, w, lblk, pblk, off, de->inode, retval,
 			       EXT2FS_DIR_LOST_ENTRY);
 			damaged = 1;
 			off += rec_len;
 			continue;
 		}
-		if (err) {
+		if (retval) {
 			damaged = 1;
 			skip = 0;
 			if (end - off >= 8)
@@ -107,13 +107,13 @@ static void walk_block(ext2_filsys fs, struct walk *w, blk64_t lblk,
 			if (skip > 8 && next <= end && (next == end ||
 			    !check_entry(fs, w->buf, next, end, &rec_len))) {
 				report(fs, w, lblk, pblk, off,
-				       end - off >= 8 ? de->inode : 0, err,
+				       end - off >= 8 ? de->inode : 0, retval,
 				       EXT2FS_DIR_LOST_ENTRY);
 				off = next;
 				continue;
 			}
 			report(fs, w, lblk, pblk, off,
-			       end - off >= 8 ? de->inode : 0, err,
+			       end - off >= 8 ? de->inode : 0, retval,
 			       EXT2FS_DIR_LOST_REST_OF_BLOCK);
 			break;
 		}
@@ -133,18 +133,18 @@ static int run_proc(ext2_filsys fs, blk64_t lblk, blk64_t pblk,
 		    blk64_t count, void *priv)
 {
 	struct walk *w = priv;
-	errcode_t err;
+	errcode_t retval;
 	blk64_t i;
 
 	for (i = 0; i < count && !w->aborted; i++) {
 		w->next_lblk = lblk + i + 1;
-		err = ext2fs_read_dir_block4(fs, pblk + i, w->buf, 0, w->dir);
-		if (err && err != EXT2_ET_DIR_CSUM_INVALID) {
-			report(fs, w, lblk + i, pblk + i, 0, 0, err,
+		retval = ext2fs_read_dir_block4(fs, pblk + i, w->buf, 0, w->dir);
+		if (retval && retval != EXT2_ET_DIR_CSUM_INVALID) {
+			report(fs, w, lblk + i, pblk + i, 0, 0, retval,
 			       EXT2FS_DIR_LOST_BLOCK);
 			continue;
 		}
-		walk_block(fs, w, lblk + i, pblk + i, err != 0);
+		walk_block(fs, w, lblk + i, pblk + i, retval != 0);
 	}
 	return w->aborted ? BLOCK_ABORT : 0;
 }
@@ -179,12 +179,12 @@ errcode_t ext2fs_dir_walk(ext2_filsys fs, ext2_ino_t dir,
 {
 	struct ext2_inode ibuf;
 	struct walk w;
-	errcode_t err;
+	errcode_t retval;
 
 	if (!inode) {
-		err = ext2fs_read_inode(fs, dir, &ibuf);
-		if (err)
-			return err;
+		retval = ext2fs_read_inode(fs, dir, &ibuf);
+		if (retval)
+			return retval;
 		inode = &ibuf;
 	}
 	memset(&w, 0, sizeof(w));
@@ -194,17 +194,17 @@ errcode_t ext2fs_dir_walk(ext2_filsys fs, ext2_ino_t dir,
 	w.damage = damage;
 	w.priv = priv;
 	if (inode->i_flags & EXT4_INLINE_DATA_FL) {
-		err = ext2fs_dir_iterate2(fs, dir, 0, NULL, inline_proc, &w);
-		if (err && !w.aborted)
-			report(fs, &w, 0, 0, 0, 0, err, EXT2FS_DIR_LOST_REST);
+		retval = ext2fs_dir_iterate2(fs, dir, 0, NULL, inline_proc, &w);
+		if (retval && !w.aborted)
+			report(fs, &w, 0, 0, 0, 0, retval, EXT2FS_DIR_LOST_REST);
 		return 0;
 	}
-	err = ext2fs_get_mem(fs->blocksize, &w.buf);
-	if (err)
-		return err;
-	err = ext2fs_stored_runs_iterate(fs, dir, inode, run_proc, &w);
-	if (err && !w.aborted)
-		report(fs, &w, w.next_lblk, 0, 0, 0, err,
+	retval = ext2fs_get_mem(fs->blocksize, &w.buf);
+	if (retval)
+		return retval;
+	retval = ext2fs_stored_runs_iterate(fs, dir, inode, run_proc, &w);
+	if (retval && !w.aborted)
+		report(fs, &w, w.next_lblk, 0, 0, 0, retval,
 		       EXT2FS_DIR_LOST_REST);
 	ext2fs_free_mem(&w.buf);
 	return 0;

@@ -525,7 +525,7 @@ static errcode_t do_pass(struct ext2fs_journal *j, struct pass_state *s,
 	const struct jbd2_header *h = (void *) s->buf;
 	enum step step = STEP_NEXT;
 	unsigned long long steps = 0;
-	errcode_t err = 0;
+	errcode_t retval = 0;
 
 	s->next_tid = j->sequence;
 	s->next_blk = j->start;
@@ -543,28 +543,28 @@ static errcode_t do_pass(struct ext2fs_journal *j, struct pass_state *s,
 			return say(j, EXT2_ET_JOURNAL_DAMAGED, "the log runs "
 				   "round without end at transaction %u",
 				   s->next_tid);
-		err = ext2fs_journal_read_block(j, s->next_blk, s->buf);
-		if (err)
-			return err;
+		retval = ext2fs_journal_read_block(j, s->next_blk, s->buf);
+		if (retval)
+			return retval;
 		s->next_blk = wrap(j, s->next_blk + 1);
 		if (get_be32(&h->h_magic) != JBD2_MAGIC ||
 		    get_be32(&h->h_sequence) != s->next_tid)
 			break;
 		switch (get_be32(&h->h_blocktype)) {
 		case JBD2_DESCRIPTOR_BLOCK:
-			step = on_descriptor(j, s, info, &err);
+			step = on_descriptor(j, s, info, &retval);
 			break;
 		case JBD2_COMMIT_BLOCK:
-			step = on_commit(j, s, info, &err);
+			step = on_commit(j, s, info, &retval);
 			break;
 		case JBD2_REVOKE_BLOCK:
-			step = on_revoke(j, s, info, &err);
+			step = on_revoke(j, s, info, &retval);
 			break;
 		default:
 			step = STEP_DONE;
 		}
-		if (err)
-			return err;
+		if (retval)
+			return retval;
 	}
 	if (s->pass == PASS_SCAN) {
 		if (!info->end_tid)

@@ -26,14 +26,14 @@ static void check(const char *what, const uint8_t *in, size_t len,
 {
 	uint8_t out[256];
 	size_t out_len = 0;
-	errcode_t err;
+	errcode_t retval;
 
 	memset(out, 0xaa, sizeof(out));
-	err = ext2fs_acl_from_vfs(in, len, out, &out_len);
-	if (err != want_err || (!err && (out_len != want_len ||
+	retval = ext2fs_acl_from_vfs(in, len, out, &out_len);
+	if (retval != want_err || (!retval && (out_len != want_len ||
 					 memcmp(out, want, want_len)))) {
 		printf("FAIL %s: error %ld (want %ld), %zu bytes (want %zu)\n",
-		       what, (long) err, (long) want_err, out_len, want_len);
+		       what, (long) retval, (long) want_err, out_len, want_len);
 		failures++;
 		return;
 	}

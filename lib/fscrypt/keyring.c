@@ -123,10 +123,10 @@ static errcode_t read_secret_file(const char *path, uint8_t *buf, size_t max,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			errcode_t err = errno;
+			errcode_t retval = errno;
 
 			close(fd);
-			return err;
+			return retval;
 		}
 		if (n == 0)
 			break;

@@ -61,11 +61,11 @@ static errcode_t pb_field(struct pb *b, unsigned int *num, uint64_t *v,
 			  struct pb *sub)
 {
 	uint64_t key, len;
-	errcode_t err;
+	errcode_t retval;
 
-	err = pb_varint(b, &key);
-	if (err)
-		return err;
+	retval = pb_varint(b, &key);
+	if (retval)
+		return retval;
 	*num = key >> 3;
 	if (!*num || key >> 32)
 		return FSCRYPT_ET_BAD_RECORD;
@@ -78,9 +78,9 @@ static errcode_t pb_field(struct pb *b, unsigned int *num, uint64_t *v,
 		len = (key & 7) == 1 ? 8 : 4;
 		break;
 	case 2:
-		err = pb_varint(b, &len);
-		if (err)
-			return err;
+		retval = pb_varint(b, &len);
+		if (retval)
+			return retval;
 		sub->p = b->p;
 		sub->end = b->p + (len <= (uint64_t) (b->end - b->p) ? len : 0);
 		break;
@@ -111,13 +111,13 @@ static errcode_t parse_wrapped(struct pb b, struct fscrypt_wrapped_key *wk)
 	struct pb sub;
 	unsigned int num;
 	uint64_t v;
-	errcode_t err;
+	errcode_t retval;
 
 	memset(wk, 0, sizeof(*wk));
 	while (b.p < b.end) {
-		err = pb_field(&b, &num, &v, &sub);
-		if (err)
-			return err;
+		retval = pb_field(&b, &num, &v, &sub);
+		if (retval)
+			return retval;
 		if (num >= 1 && num <= 3 && !sub.p)
 			return FSCRYPT_ET_BAD_RECORD;
 		if (num == 1) {
@@ -144,12 +144,12 @@ static errcode_t parse_costs(struct pb b, struct fscrypt_protector *pr)
 	struct pb sub;
 	unsigned int num;
 	uint64_t v;
-	errcode_t err;
+	errcode_t retval;
 
 	while (b.p < b.end) {
-		err = pb_field(&b, &num, &v, &sub);
-		if (err)
-			return err;
+		retval = pb_field(&b, &num, &v, &sub);
+		if (retval)
+			return retval;
 		if (num >= 2 && num <= 5 && sub.p)
 			return FSCRYPT_ET_BAD_RECORD;
 		if (num == 2)
@@ -198,46 +198,46 @@ errcode_t fscrypt_parse_protector(const void *buf, size_t len,
 	unsigned int num;
 	uint64_t v;
 	int have_key = 0;
-	errcode_t err;
+	errcode_t retval;
 
 	memset(pr, 0, sizeof(*pr));
 	while (b.p < b.end) {
-		err = pb_field(&b, &num, &v, &sub);
-		if (err)
-			return err;
+		retval = pb_field(&b, &num, &v, &sub);
+		if (retval)
+			return retval;
 		switch (num) {
 		case 1:
-			err = pb_string(&sub, pr->descriptor,
+			retval = pb_string(&sub, pr->descriptor,
 					sizeof(pr->descriptor));
 			break;
 		case 2:
-			err = sub.p ? FSCRYPT_ET_BAD_RECORD : 0;
+			retval = sub.p ? FSCRYPT_ET_BAD_RECORD : 0;
 			pr->source = v;
 			break;
 		case 3:
-			err = pb_string(&sub, pr->name, sizeof(pr->name));
+			retval = pb_string(&sub, pr->name, sizeof(pr->name));
 			break;
 		case 4:
-			err = sub.p ? parse_costs(sub, pr) :
+			retval = sub.p ? parse_costs(sub, pr) :
 				      FSCRYPT_ET_BAD_RECORD;
 			break;
 		case 5:
-			err = sub.p ? 0 : FSCRYPT_ET_BAD_RECORD;
+			retval = sub.p ? 0 : FSCRYPT_ET_BAD_RECORD;
 			pr->salt = sub.p;
 			pr->salt_len = v;
 			break;
 		case 6:
-			err = sub.p ? FSCRYPT_ET_BAD_RECORD : 0;
+			retval = sub.p ? FSCRYPT_ET_BAD_RECORD : 0;
 			pr->uid = v;
 			break;
 		case 7:
-			err = sub.p ? parse_wrapped(sub, &pr->wrapped) :
+			retval = sub.p ? parse_wrapped(sub, &pr->wrapped) :
 				      FSCRYPT_ET_BAD_RECORD;
 			have_key = 1;
 			break;
 		}
-		if (err)
-			return err;
+		if (retval)
+			return retval;
 	}
 	if (!have_key || pr->wrapped.key_len != FSCRYPT_PROTECTOR_KEY_SIZE ||
 	    !is_descriptor(pr->descriptor, 2 * FSCRYPT_KEY_DESCRIPTOR_SIZE))
@@ -259,12 +259,12 @@ static errcode_t parse_options(struct pb b, struct fscrypt_policy_data *pd)
 	struct pb sub;
 	unsigned int num;
 	uint64_t v;
-	errcode_t err;
+	errcode_t retval;
 
 	while (b.p < b.end) {
-		err = pb_field(&b, &num, &v, &sub);
-		if (err)
-			return err;
+		retval = pb_field(&b, &num, &v, &sub);
+		if (retval)
+			return retval;
 		if (num >= 1 && num <= 4 && sub.p)
 			return FSCRYPT_ET_BAD_RECORD;
 		if (num == 2)
@@ -284,26 +284,26 @@ static errcode_t parse_policy_key(struct pb b, struct fscrypt_policy_data *pd)
 	unsigned int num;
 	uint64_t v;
 	int have_key = 0;
-	errcode_t err;
+	errcode_t retval;
 
 	if (pd->nkeys >= FSCRYPT_MAX_POLICY_PROTECTORS)
 		return FSCRYPT_ET_BAD_RECORD;
 	pk = &pd->keys[pd->nkeys];
 	memset(pk, 0, sizeof(*pk));
 	while (b.p < b.end) {
-		err = pb_field(&b, &num, &v, &sub);
-		if (err)
-			return err;
+		retval = pb_field(&b, &num, &v, &sub);
+		if (retval)
+			return retval;
 		if (num == 1)
-			err = pb_string(&sub, pk->protector,
+			retval = pb_string(&sub, pk->protector,
 					sizeof(pk->protector));
 		else if (num == 2) {
-			err = sub.p ? parse_wrapped(sub, &pk->wrapped) :
+			retval = sub.p ? parse_wrapped(sub, &pk->wrapped) :
 				      FSCRYPT_ET_BAD_RECORD;
 			have_key = 1;
 		}
-		if (err)
-			return err;
+		if (retval)
+			return retval;
 	}
 	if (!have_key || pk->wrapped.key_len != FSCRYPT_MAX_KEY_SIZE ||
 	    !is_descriptor(pk->protector, 2 * FSCRYPT_KEY_DESCRIPTOR_SIZE))
@@ -318,25 +318,25 @@ errcode_t fscrypt_parse_policy_data(const void *buf, size_t len,
 	struct pb b = { buf, (const uint8_t *) buf + len }, sub;
 	unsigned int num;
 	uint64_t v;
-	errcode_t err;
+	errcode_t retval;
 	size_t want;
 
 	memset(pd, 0, sizeof(*pd));
 	while (b.p < b.end) {
-		err = pb_field(&b, &num, &v, &sub);
-		if (err)
-			return err;
+		retval = pb_field(&b, &num, &v, &sub);
+		if (retval)
+			return retval;
 		if (num >= 1 && num <= 3 && !sub.p)
 			return FSCRYPT_ET_BAD_RECORD;
 		if (num == 1)
-			err = pb_string(&sub, pd->descriptor,
+			retval = pb_string(&sub, pd->descriptor,
 					sizeof(pd->descriptor));
 		else if (num == 2)
-			err = parse_options(sub, pd);
+			retval = parse_options(sub, pd);
 		else if (num == 3)
-			err = parse_policy_key(sub, pd);
-		if (err)
-			return err;
+			retval = parse_policy_key(sub, pd);
+		if (retval)
+			return retval;
 	}
 	/* a v1 descriptor is 8 bytes, a v2 identifier 16 */
 	want = pd->policy_version == 2 ? FSCRYPT_KEY_IDENTIFIER_SIZE :
