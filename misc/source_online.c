@@ -311,8 +311,16 @@ static errcode_t read_symlink(struct online *o, struct online_entry *oe)
 	ssize_t n;
 
 	if (oe->enc) {
-		if (!oe->have_target || !oe->target_len)
+		errcode_t retval;
+
+		/* the kernel hands the target over as stored: a forged
+		 * length is refused as the offline walk refuses it */
+		if (!oe->have_target)
 			return EXT2_ET_INODE_CORRUPTED;
+		retval = ext2fs_check_encrypted_symlink(oe->target,
+							oe->target_len);
+		if (retval)
+			return retval;
 		return o->wk.ops->add_symlink(&o->wk, oe->target,
 					      oe->target_len, 1);
 	}

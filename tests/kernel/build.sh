@@ -9,6 +9,8 @@
 # source package version, the sha256 of lab.config, of this script and of
 # any patches, so a second run is instant and any change rebuilds.
 #
+# KLAB_DEBUG=1 merges lab-debug.config after lab.config: KASAN, lockdep
+#	and the other checkers (check-kernel-debug); part of the key.
 # KERNEL_PATCHES="a.patch b.patch" (or a directory holding a quilt-style
 #	"series" file) applies patches to the unpacked source first.
 # KERNEL_SRC=/path/to/linux builds that tree instead (out of tree, in
@@ -19,7 +21,13 @@ set -e
 set -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-fragment=$here/lab.config
+fragments=("$here/lab.config")
+debug=
+case ${KLAB_DEBUG:-0} in
+0) ;;
+1) fragments+=("$here/lab-debug.config") debug=-debug ;;
+*) echo "klab-build: KLAB_DEBUG must be 0 or 1" >&2; exit 1 ;;
+esac
 tarball=${KLAB_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 cache=${KLAB_CACHE:-/var/tmp/e2cryptbak-klab}
 jobs=${KLAB_JOBS:-$(nproc)}
@@ -29,7 +37,9 @@ die() { say "ERROR: $*"; exit 1; }
 
 sha() { sha256sum "$@" | cut -c1-16; }
 
-[ -f "$fragment" ] || die "no config fragment $fragment"
+for f in "${fragments[@]}"; do
+	[ -f "$f" ] || die "no config fragment $f"
+done
 
 # Expand KERNEL_PATCHES into a list of files, in order.
 patches=()
@@ -53,7 +63,7 @@ fi
 if [ -n "$KERNEL_SRC" ]; then
 	[ -f "$KERNEL_SRC/Makefile" ] || die "KERNEL_SRC=$KERNEL_SRC is no kernel tree"
 	src=$(cd "$KERNEL_SRC" && pwd)
-	key=tree-$(echo "$src" | sha256sum | cut -c1-16)
+	key=tree-$(echo "$src" | sha256sum | cut -c1-16)$debug
 	version="tree $src"
 else
 	[ -f "$tarball" ] ||
@@ -64,7 +74,9 @@ else
 	if [ ${#patches[@]} -gt 0 ]; then
 		pkey=$(cat "${patches[@]}" | sha256sum | cut -c1-16)
 	fi
-	key=6.12-$version-cfg$(sha "$fragment")-sh$(sha "$0")-p$pkey
+	# one fragment hashes as before: the stock key keeps its form
+	cfg=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
+	key=6.12-$version-cfg$cfg-sh$(sha "$0")-p$pkey$debug
 fi
 dir=$cache/$key
 bz=$dir/bzImage
@@ -103,11 +115,11 @@ fi
 
 # tinyconfig alone is a 32-bit kernel with no block layer: the merge below
 # must really take, and is checked line by line afterwards.
-say "configuring: tinyconfig + kvm_guest.config + $(basename "$fragment")"
+say "configuring: tinyconfig + kvm_guest.config + ${fragments[*]##*/}"
 "${mkconf[@]}" ARCH=x86_64 tinyconfig >&2
 ksrc=${src:-$obj}
 "$ksrc/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
-	"$ksrc/kernel/configs/kvm_guest.config" "$fragment" >&2
+	"$ksrc/kernel/configs/kvm_guest.config" "${fragments[@]}" >&2
 "${mkconf[@]}" ARCH=x86_64 olddefconfig >&2
 
 bad=
@@ -122,12 +134,12 @@ while read -r line; do
 		! grep -q "^$sym=" "$obj/.config" || bad="$bad $line"
 		;;
 	esac
-done <"$fragment"
+done < <(cat "${fragments[@]}")
 if [ -n "$bad" ]; then
 	for b in $bad; do say "not in .config: $b"; done
-	die "the merged .config lacks what $fragment asks (see above)"
+	die "the merged .config lacks what ${fragments[*]##*/} ask (see above)"
 fi
-say "config verified: $(grep -c '^CONFIG_' "$fragment") options of the fragment"
+say "config verified: $(cat "${fragments[@]}" | grep -c '^CONFIG_') options of ${fragments[*]##*/}"
 
 say "make -j$jobs bzImage ($version)"
 "${mkconf[@]}" ARCH=x86_64 -j"$jobs" bzImage >&2 ||

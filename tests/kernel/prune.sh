@@ -9,15 +9,17 @@
 # (about 1.8 GB): kept forever they fill the disk.  After build.sh has
 # built or found BZIMAGE, run.sh and check-kernel call this: it stamps
 # BZIMAGE's directory as just used, then removes all but the $KLAB_KEEP
-# (default 3) most recently used directories of the cache.  A directory
-# whose build lock is held (a build in progress) is never touched, nor is
-# anything outside the cache.  It is separate from build.sh because
+# (default 4: the stock, patched and debug kernels and a spare, so that
+# a new key does not evict one of the three) most recently used
+# directories of the cache.  A directory whose build lock is held (a
+# build in progress) is never touched, nor is anything outside the
+# cache.  It is separate from build.sh because
 # build.sh's own hash is part of the cache key.
 #
 set -o pipefail
 
 cache=${KLAB_CACHE:-/var/tmp/e2cryptbak-klab}
-keep=${KLAB_KEEP:-3}
+keep=${KLAB_KEEP:-4}
 
 say() { echo "klab-prune: $*" >&2; }
 
