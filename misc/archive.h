@@ -245,6 +245,9 @@ struct e2cb_tarscan {
 	uint64_t entry_start;		/* the last one */
 	uint64_t fail_at;		/* where the refused entry starts */
 	char err[256];
+	/* optional: each piece of the stream but the entries' data */
+	void (*seen)(void *priv, const void *buf, size_t len);
+	void *seen_priv;
 };
 
 extern void e2cb_tarscan_init(struct e2cb_tarscan *s);

@@ -155,8 +155,9 @@ static int next_tar_header(struct e2cb_reader *r, const char *what)
 }
 
 /*
- * libarchive reads the descriptor through us: we hash what it reads
- * (E2CB_READ_HASH), and we check the tar stream before it does.
+ * libarchive reads the descriptor through us: we check the tar stream
+ * before it does, and hash what the scan says is not data
+ * (E2CB_READ_HASH, stream_seen()).
  */
 static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
 		       const void **buf)
@@ -174,10 +175,6 @@ static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		archive_set_error(a, errno, "%s", strerror(errno));
-		return -1;
-	}
-	if (r->stream && !EVP_DigestUpdate(r->stream, r->hash_buf, n)) {
-		archive_set_error(a, ENOMEM, "cannot hash the archive");
 		return -1;
 	}
 	if (r->recording && n) {
@@ -262,6 +259,22 @@ static la_int64_t tar_skip(struct archive *a, void *priv, la_int64_t request)
 	return n;
 }
 
+/*
+ * The stream digest covers the tar stream but the entries' data: the
+ * headers, the records, the end and what follows it.  The data is
+ * ciphertext a forger could as well have put there for the first pass,
+ * and each pass checks it against its sum, which the next record (in
+ * the digest) carries: hashing it too would cost a SHA-256 of the whole
+ * archive in each pass and prove nothing more (doc/design.txt).
+ */
+static void stream_seen(void *priv, const void *buf, size_t len)
+{
+	struct e2cb_reader *r = priv;
+
+	if (!EVP_DigestUpdate(r->stream, buf, len))
+		r->stream_failed = 1;
+}
+
 static errcode_t start_hashes(struct e2cb_reader *r)
 {
 	r->stream = EVP_MD_CTX_new();
@@ -269,6 +282,8 @@ static errcode_t start_hashes(struct e2cb_reader *r)
 	if (!r->stream || !r->entry ||
 	    !EVP_DigestInit_ex(r->stream, EVP_sha256(), NULL))
 		return EXT2_ET_NO_MEMORY;
+	r->scan.seen = stream_seen;
+	r->scan.seen_priv = r;
 	return 0;
 }
 
@@ -310,7 +325,7 @@ static int open_tar(struct e2cb_reader *r)
 	archive_read_set_format_option(r->a, "tar", "mac-ext", NULL);
 	archive_read_set_read_callback(r->a, tar_read);
 	archive_read_set_callback_data(r->a, r);
-	if (!r->dec && !r->stream && S_ISREG(r->fd_mode))
+	if (!r->dec && S_ISREG(r->fd_mode))
 		archive_read_set_skip_callback(r->a, tar_skip);
 	return archive_read_open1(r->a);
 }
@@ -369,9 +384,7 @@ static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 			 archive_error_string(failed) : strerror(ENOMEM));
 		return EXT2_ET_FILE_NOT_FOUND;
 	}
-	/* data read around libarchive would not be hashed */
-	r->plain_file = r->fd_start >= 0 && S_ISREG(r->fd_mode) &&
-			!(r->flags & E2CB_READ_HASH) && !r->dec;
+	r->plain_file = r->fd_start >= 0 && S_ISREG(r->fd_mode) && !r->dec;
 	return 0;
 }
 
@@ -447,9 +460,9 @@ errcode_t e2cb_reader_open_fd(int fd, int flags, struct e2cb_reader **ret)
 }
 
 /*
- * E2CB_READ_HASH: the SHA-256 of all the descriptor holds from where the
- * reader began, what libarchive read and the rest to its end.  Only
- * once, when the reader is done.
+ * E2CB_READ_HASH: the SHA-256 of the tar stream from where the reader
+ * began, but the entries' data (stream_seen()), and of the rest of the
+ * descriptor to its end.  Only once, when the reader is done.
  */
 errcode_t e2cb_reader_stream_digest(struct e2cb_reader *r,
 				    uint8_t out[E2CB_STREAM_DIGEST_LEN])
@@ -459,6 +472,8 @@ errcode_t e2cb_reader_stream_digest(struct e2cb_reader *r,
 
 	if (!r->stream)
 		return EXT2_ET_INVALID_ARGUMENT;
+	if (r->stream_failed)
+		return EXT2_ET_NO_MEMORY;
 	while ((n = read(r->fd, r->hash_buf, HASH_BUF_SIZE)) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -62,6 +62,7 @@ struct e2cb_reader {
 	struct e2cb_ino_map linked;
 	/* E2CB_READ_HASH: the stream read, and the current entry */
 	EVP_MD_CTX *stream, *entry;
+	int stream_failed;
 	char *hash_buf;			/* HASH_BUF_SIZE: what read() gets */
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];
 	char err[1024];

@@ -4,9 +4,9 @@
  *
  * Every check is the reader's (reader.c, reader_check.c): an entry is
  * handed out only once it holds, and its data is summed as it goes.
- * Each pass reads the one descriptor from its start, hashing what it
- * reads, so that a second pass can tell it read what the first one
- * checked.
+ * Each pass reads the one descriptor from its start, hashing all it
+ * reads but the data (whose sums the hashed records hold), so that a
+ * second pass can tell it read what the first one checked.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
