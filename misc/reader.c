@@ -496,9 +496,13 @@ const uint8_t *e2cb_reader_entry_digest(struct e2cb_reader *r)
 	return r->digest;
 }
 
+static int finish_map(struct e2cb_reader *r);
+
 /* Read what is left of the current entry's data into the sum. */
 static int drain_data(struct e2cb_reader *r)
 {
+	if (r->map_open)
+		return finish_map(r);
 	if (r->data_done)
 		return 0;
 	if (!(r->flags & E2CB_READ_DATA)) {
@@ -715,8 +719,10 @@ static int map_data(struct e2cb_reader *r, uint64_t pos, uint64_t *total)
  * caller that reads them itself (pread() on @fd) instead of copying
  * them out of libarchive: possible when the archive is an uncompressed
  * regular file that holds all of them.  The data is skipped here; the
- * caller hands what it reads to e2cb_reader_sum_data() or, summed from
- * 0, to e2cb_reader_sum_crc(), in order, before e2cb_reader_next().
+ * caller hands back the crc32c of what it read, in order
+ * (e2cb_reader_sum_crc()), and what it did not the reader reads
+ * itself before the next entry (finish_map()): the sum is checked
+ * there as for any data.
  * EXT2_ET_UNIMPLEMENTED: it cannot be read so, and nothing was done.
  */
 errcode_t e2cb_reader_data_map(struct e2cb_reader *r,
@@ -751,52 +757,81 @@ errcode_t e2cb_reader_data_map(struct e2cb_reader *r,
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	}
 	r->data_bytes += total;
+	r->map_open = 1;
+	r->map_at = 0;
+	r->map_in = 0;
+	r->map_bad = 0;
 	*ret = r->map;
 	*count = r->map_len;
 	*fd = r->fd;
 	return 0;
 }
 
-/* Data the caller of e2cb_reader_data_map() read, into the entry's sum */
-void e2cb_reader_sum_data(struct e2cb_reader *r, uint64_t off,
-			  const void *buf, size_t len)
-{
-	e2cb_sum_add(&r->sum, off, buf, len);
-}
-
-/* The same, summed already: @crc is the crc32c of the @len bytes from 0 */
+/*
+ * A piece of the mapped data, summed already by whoever read it: @crc
+ * is the crc32c of the @len bytes at @off, from 0.  It must follow the
+ * pieces before it in the map (it may run on into a stretch that
+ * abuts); one that does not is left out, and finish_map() sums all
+ * the data again.
+ */
 void e2cb_reader_sum_crc(struct e2cb_reader *r, uint64_t off, size_t len,
 			 uint32_t crc)
 {
+	const struct e2cb_stretch *m;
+	uint64_t at = off, left = len, n;
+
+	if (!r->map_open || r->map_bad || !len)
+		return;
+	while (left) {
+		m = r->map + r->map_at;
+		if (r->map_at == r->map_len || m->off + r->map_in != at) {
+			r->map_bad = 1;
+			return;
+		}
+		n = m->len - r->map_in < left ? m->len - r->map_in : left;
+		r->map_in += n;
+		at += n;
+		left -= n;
+		if (r->map_in == m->len) {
+			r->map_at++;
+			r->map_in = 0;
+		}
+	}
 	e2cb_sum_add_crc(&r->sum, off, len, crc);
 }
 
 /*
- * When the caller of e2cb_reader_data_map() could not sum all it read
- * (its output failed, and it stopped): the sum from the start, reading
- * the data again into @buf, so that the next entry still checks it.
+ * The mapped data the caller did not sum (past what it needed, or
+ * after its output failed), read here; all of it again when what it
+ * gave was not in order.  Then the next entry checks the sum.
  */
-errcode_t e2cb_reader_sum_again(struct e2cb_reader *r, uint8_t *buf,
-				size_t bufsize)
+static int finish_map(struct e2cb_reader *r)
 {
 	const struct e2cb_stretch *m;
+	errcode_t retval;
 	uint64_t done;
-	errcode_t err;
 	size_t n;
 
-	e2cb_sum_init(&r->sum);
-	for (m = r->map; m < r->map + r->map_len; m++) {
-		for (done = 0; done < m->len; done += n) {
-			n = m->len - done < bufsize ? m->len - done : bufsize;
-			err = e2cb_pread_all(r->fd, buf, n, m->pos + done);
-			if (err) {
-				e2cb_reader_damage(r, "while reading its "
-					"data: %s", err == EXT2_ET_SHORT_READ ?
+	r->map_open = 0;
+	if (r->map_bad) {
+		e2cb_sum_init(&r->sum);
+		r->map_at = 0;
+		r->map_in = 0;
+	}
+	for (; r->map_at < r->map_len; r->map_at++, r->map_in = 0) {
+		m = r->map + r->map_at;
+		for (done = r->map_in; done < m->len; done += n) {
+			n = m->len - done < HASH_BUF_SIZE ? m->len - done :
+			    HASH_BUF_SIZE;
+			retval = e2cb_pread_all(r->fd, r->hash_buf, n,
+						m->pos + done);
+			if (retval)
+				return e2cb_reader_damage(r, "while reading "
+					"its data: %s",
+					retval == EXT2_ET_SHORT_READ ?
 					"unexpected end of the archive" :
-					strerror(err));
-				return EXT2_ET_CRYPT_BAD_BLOB;
-			}
-			e2cb_sum_add(&r->sum, m->off + done, buf, n);
+					strerror(retval));
+			e2cb_sum_add(&r->sum, m->off + done, r->hash_buf, n);
 		}
 	}
 	return 0;

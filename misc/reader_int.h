@@ -35,6 +35,10 @@ struct e2cb_reader {
 	struct e2cb_tarscan scan;	/* what libarchive is handed */
 	struct e2cb_stretch *map;	/* the current entry's data in fd */
 	size_t map_len, map_size;
+	/* data_map() handed out the map: how far its sums came back */
+	int map_open, map_bad;
+	size_t map_at;			/* the stretch, */
+	uint64_t map_in;		/* and the bytes of it summed */
 	struct e2cb_header hdr;
 	struct e2cb_trailer trailer;
 	struct e2cb_entry cur;
