@@ -184,26 +184,26 @@ static errcode_t feed_map(struct xt *x, struct writer *w)
 {
 	const struct e2cb_stretch *map;
 	size_t count, i;
-	errcode_t err;
+	errcode_t retval;
 	int fd;
 
-	err = e2cb_source_data_map(x->src, &map, &count, &fd);
-	if (err)
-		return err;
+	retval = e2cb_source_data_map(x->src, &map, &count, &fd);
+	if (retval)
+		return retval;
 	w->plan = !!w->fis[1];
 	w->read_fd = fd;
 	w->sum_to = e2cb_source_sums_data(x->src) ? x->src : NULL;
-	for (i = 0; i < count && !err && !w->err; i++)
-		err = map_stretch(x, w, fd, &map[i]);
-	if (!err && (w->plan || w->sum_to))
-		err = e2cb_xw_finish(w);
+	for (i = 0; i < count && !retval && !w->err; i++)
+		retval = map_stretch(x, w, fd, &map[i]);
+	if (!retval && (w->plan || w->sum_to))
+		retval = e2cb_xw_finish(w);
 	w->plan = 0;
 	w->sum_to = NULL;
 	if (w->read_err) {
 		report_read(x, w);
 		return w->read_err;
 	}
-	return err;
+	return retval;
 }
 
 /* The data of a regular file through the writer @w */
@@ -211,7 +211,7 @@ errcode_t e2cb_x_feed(struct xt *x,
 		      const struct xentry *e EXT2FS_ATTR((unused)),
 		      struct writer *w)
 {
-	errcode_t err = EXT2_ET_UNIMPLEMENTED;
+	errcode_t retval = EXT2_ET_UNIMPLEMENTED;
 
 	/*
 	 * An archive's data() hands out what libarchive has read already,
@@ -219,20 +219,20 @@ errcode_t e2cb_x_feed(struct xt *x,
 	 * buffer each, not for a file this thread would pread() alone.
 	 */
 	if (w->fis[1] || !e2cb_source_sums_data(x->src))
-		err = feed_map(x, w);
-	if (err == EXT2_ET_CRYPT_BAD_BLOB && x->src->archive) {
+		retval = feed_map(x, w);
+	if (retval == EXT2_ET_CRYPT_BAD_BLOB && x->src->archive) {
 		report_damage(x);
 		w->reported = 1;
 	}
-	if (err != EXT2_ET_UNIMPLEMENTED)
-		return err;
-	err = e2cb_source_data(x->src, source_data, w);
+	if (retval != EXT2_ET_UNIMPLEMENTED)
+		return retval;
+	retval = e2cb_source_data(x->src, source_data, w);
 	/* source_data() fails nothing: the source found what failed */
-	if (err == EXT2_ET_CRYPT_BAD_BLOB && x->src->archive)
+	if (retval == EXT2_ET_CRYPT_BAD_BLOB && x->src->archive)
 		report_damage(x);
-	if (err)
+	if (retval)
 		w->reported = 1;
-	return err;
+	return retval;
 }
 
 /*
@@ -373,19 +373,19 @@ int e2cb_x_looks_like_image(const char *name)
 int e2cb_x_open_source(struct xt *x, int image, uint8_t salt[16])
 {
 	const struct e2cb_header *h;
-	errcode_t err;
+	errcode_t retval;
 
 	if (!image) {
-		err = e2cb_archive_source_open(x->o->source, x->sink_flags,
-					       &x->src);
-		if (err)
-			return err == EXT2_ET_CRYPT_BAD_BLOB ?
+		retval = e2cb_archive_source_open(x->o->source,
+						  x->sink_flags, &x->src);
+		if (retval)
+			return retval == EXT2_ET_CRYPT_BAD_BLOB ?
 				E2CB_EXIT_DAMAGED : E2CB_EXIT_ERROR;
 	} else {
-		err = e2cb_image_source_open(x->o->source, "/", x->o->stale,
-					     &x->src);
-		if (err) {
-			com_err(program_name, err, "while opening %s",
+		retval = e2cb_image_source_open(x->o->source, "/",
+						x->o->stale, &x->src);
+		if (retval) {
+			com_err(program_name, retval, "while opening %s",
 				x->o->source);
 			return E2CB_EXIT_ERROR;
 		}
