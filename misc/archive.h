@@ -245,6 +245,9 @@ struct e2cb_tarscan {
 	uint64_t entry_start;		/* the last one */
 	uint64_t fail_at;		/* where the refused entry starts */
 	char err[256];
+	/* optional: each piece of the stream but the entries' data */
+	void (*seen)(void *priv, const void *buf, size_t len);
+	void *seen_priv;
 };
 
 extern void e2cb_tarscan_init(struct e2cb_tarscan *s);
@@ -294,12 +297,8 @@ struct e2cb_stretch {
 extern errcode_t e2cb_reader_data_map(struct e2cb_reader *r,
 				      const struct e2cb_stretch **ret,
 				      size_t *count, int *fd);
-extern void e2cb_reader_sum_data(struct e2cb_reader *r, uint64_t off,
-				 const void *buf, size_t len);
 extern void e2cb_reader_sum_crc(struct e2cb_reader *r, uint64_t off,
 				size_t len, uint32_t crc);
-extern errcode_t e2cb_reader_sum_again(struct e2cb_reader *r, uint8_t *buf,
-				       size_t bufsize);
 extern const char *e2cb_reader_error(struct e2cb_reader *r);
 extern void e2cb_reader_close(struct e2cb_reader *r);
 

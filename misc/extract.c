@@ -549,7 +549,8 @@ static int finish(struct xt *x)
 
 	notfound = e2cb_x_report_unselected(x);
 	/* what the backup could not read is not here either */
-	t = x->r && !x->damaged ? e2cb_reader_trailer(x->r) : NULL;
+	t = x->src && x->src->archive && !x->damaged ?
+		e2cb_source_trailer(x->src) : NULL;
 	if (t && (t->tflags & E2CB_TF_INCOMPLETE)) {
 		com_err(program_name, 0, "%s: the backup is incomplete: %llu "
 			"entries could not be read from the source",
@@ -616,7 +617,6 @@ static void xt_free(struct xt *x)
 	if (x->root_fd > 0)
 		close(x->root_fd);
 	fscrypt_keyring_free(x->kr);
-	e2cb_reader_close(x->r);
 	e2cb_source_close(x->src);
 }
 
@@ -665,8 +665,10 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 	if (ret)
 		goto out;
 	image = e2cb_x_looks_like_image(opts->source);
-	ret = image ? e2cb_x_open_image(&x, salt) :
-		      e2cb_x_open_archive(&x, salt);
+	/* the workers read the data; list -k reads none */
+	x.sink_flags = E2CB_SINK_READS_DATA | E2CB_SINK_ONE_PASS |
+		       (opts->list_only ? E2CB_SINK_NO_DATA : 0);
+	ret = e2cb_x_open_source(&x, image, salt);
 	if (!ret)
 		ret = e2cb_x_load_keys(&x, salt);
 	if (!ret && !opts->list_only && !opts->to_stdout)
@@ -684,10 +686,7 @@ int e2cb_extract(const struct e2cb_extract_opts *opts)
 			       access("/proc/self/fd", X_OK) == 0;
 		e2cb_x_guard_output(&x);
 	}
-	if (image)
-		e2cb_x_walk_image(&x);
-	else
-		e2cb_x_walk_archive(&x);
+	e2cb_x_walk(&x);
 	pop_to(&x, 0);
 	e2cb_x_unstage(&x);
 	e2cb_x_unguard_output();

@@ -2,8 +2,8 @@
  * extract.h --- what the modules of e2cryptbak extract share
  *
  * extract.c drives one entry at a time, as a source gives it; the
- * sources (extract_archive.c: the reader; extract_source.c: the image
- * source of source.h, backup's walk) give the entries, and
+ * sources of source.h (an archive: the reader; an image: backup's
+ * walk), opened and fed by extract_source.c, give the entries, and
  * the output side (extract_tree.c, with extract_output.c for its
  * safety, extract_meta.c for what is applied to each object and
  * extract_writer.c for the data) makes them.  extract_keys.c holds the
@@ -113,18 +113,13 @@ struct e2cb_source;		/* source.h's */
 struct missing;			/* extract_keys.c's */
 struct sel_path;		/* extract_select.c's */
 
-/* How a source writes the data of a regular file */
-typedef errcode_t (*feed_func)(struct xt *x, const struct xentry *e,
-			       struct writer *w);
-
 /* One run of extract or list -k, as all its modules see it */
 struct xt {
 	const struct e2cb_extract_opts *o;
 	struct fscrypt_keyring *kr;
-	struct e2cb_reader *r;
-	struct e2cb_source *src;	/* an image: the image source */
+	struct e2cb_source *src;	/* the archive's or the image's */
+	unsigned int sink_flags;	/* E2CB_SINK_*: how it is read */
 	ext2_filsys fs;			/* the image source's */
-	feed_func feed;
 	uint8_t uuid[16];
 	unsigned int block_size;
 	int root_fd;
@@ -183,7 +178,7 @@ struct writer {
 	uint64_t pos;			/* stream: bytes written so far */
 	int plan;			/* e2cb_xw_plan_read(): workers read */
 	int read_fd;			/* what they read */
-	struct e2cb_reader *sum_to;	/* they sum what they read into it */
+	struct e2cb_source *sum_to;	/* what they read goes back to it */
 	errcode_t read_err;		/* the first read of theirs failed */
 	uint64_t bad_pos, bad_byte;	/* where: in read_fd, in the data */
 };
@@ -231,14 +226,14 @@ extern void e2cb_x_print_missing(struct xt *x);
 extern void e2cb_x_note_unused_keys(struct xt *x);
 extern void e2cb_x_free_missing(struct xt *x);
 
-/* extract_archive.c, extract_source.c: the sources */
-extern int e2cb_x_open_archive(struct xt *x, uint8_t salt[16]);
-extern void e2cb_x_walk_archive(struct xt *x);
+/* extract_source.c: the source, an archive or an image */
 extern void e2cb_x_entry_from(struct xentry *xe,
 			      const struct e2cb_entry *e);
 extern int e2cb_x_looks_like_image(const char *name);
-extern int e2cb_x_open_image(struct xt *x, uint8_t salt[16]);
-extern void e2cb_x_walk_image(struct xt *x);
+extern int e2cb_x_open_source(struct xt *x, int image, uint8_t salt[16]);
+extern void e2cb_x_walk(struct xt *x);
+extern errcode_t e2cb_x_feed(struct xt *x, const struct xentry *e,
+			     struct writer *w);
 
 /* extract_tree.c: the objects of the plaintext tree */
 extern const struct link *e2cb_x_link_find(struct xt *x, uint32_t ino);

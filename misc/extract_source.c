@@ -1,17 +1,20 @@
 /*
- * extract_source.c --- e2cryptbak extract: an ext4 device or image as
- * the source, through the image source (source.h)
+ * extract_source.c --- e2cryptbak extract: the source of the entries,
+ * an archive or an ext4 device or image (source.h)
  *
- * The entries are those backup would archive, from its own walk
- * (source_image.c, backup.c): what the image holds that cannot be read
- * -- damaged directories, loops, bad inodes -- is reported and skipped
- * there, in backup's words but with the path as extract names it
- * (x_shown()), and counted in the source's trailer.  Each entry goes to
- * the per-entry driver as extract's own, and a regular file's data to
- * the writer, read once: by its workers, which pread() the stretches of
- * the device themselves (e2cb_source_data_map) as they decrypt, or by
- * this thread; a block that cannot be read fails the file, named here.
- * The conversion of an entry is shared with extract_archive.c.
+ * The entries of an image are those backup would archive, from its own
+ * walk (source_walk.c, backup.c): what the image holds that cannot be
+ * read -- damaged directories, loops, bad inodes -- is reported and
+ * skipped there, in backup's words but with the path as extract names
+ * it (x_shown()), and counted in the source's trailer.  An archive's
+ * are the reader's, every one checked there; damage ends the run.
+ * Each entry goes to the per-entry driver as extract's own, and a
+ * regular file's data to the writer, read once: by its workers, which
+ * pread() the stretches of the device or of an archive that is a
+ * plain file themselves (e2cb_source_data_map) as they decrypt, or by
+ * this thread; what they read of an archive goes back to the source,
+ * which checks its sums.  Otherwise (a compressed archive, a pipe)
+ * through the source's data().
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -76,6 +79,15 @@ static errcode_t source_data(const struct e2cb_entry *e EXT2FS_ATTR((unused)),
 {
 	/* a write error stops the writing, not the reading */
 	return e2cb_xw_add(priv, off, buf, len);
+}
+
+/* The archive is damaged, as the reader found: nothing more is read */
+static void report_damage(struct xt *x)
+{
+	fflush(stdout);
+	com_err(program_name, 0, "%s: damaged: %s", x->o->source,
+		e2cb_source_error(x->src));
+	x->damaged = 1;
 }
 
 /*
@@ -143,54 +155,84 @@ static errcode_t map_stretch(struct xt *x, struct writer *w, int fd,
 	return 0;
 }
 
+/* A read of the map failed: a block of the image, or the archive */
+static void report_read(struct xt *x, struct writer *w)
+{
+	if (x->src->archive) {
+		e2cb_x_report(x, w->read_err, "cannot read the archive at "
+			      "byte %llu (byte %llu of the data)",
+			      (unsigned long long) w->bad_pos,
+			      (unsigned long long) w->bad_byte);
+		x->damaged = 1;
+	} else {
+		e2cb_x_report(x, w->read_err, "cannot read block %llu (byte "
+			      "%llu of the data)",
+			      (unsigned long long) (w->bad_pos / x->block_size),
+			      (unsigned long long) w->bad_byte);
+	}
+	w->reported = 1;
+}
+
 /*
- * The data where the source maps it, read as extract_image.c read it:
- * a file of more than a buffer by the workers, a buffer each, a smaller
- * one here.  Nothing was read before (E2CB_SINK_READS_DATA): the first
- * block that cannot be read is named here.
+ * The data where the source maps it: a file of more than a buffer read
+ * by the workers, a buffer each, a smaller one here.  Nothing was read
+ * before (E2CB_SINK_READS_DATA): the first block that cannot be read
+ * is named here.  What is read goes back to a source that sums it
+ * (w->sum_to), in order, all of it written when this returns.
  */
 static errcode_t feed_map(struct xt *x, struct writer *w)
 {
 	const struct e2cb_stretch *map;
 	size_t count, i;
-	errcode_t err;
+	errcode_t retval;
 	int fd;
 
-	err = e2cb_source_data_map(x->src, &map, &count, &fd);
-	if (err)
-		return err;
+	retval = e2cb_source_data_map(x->src, &map, &count, &fd);
+	if (retval)
+		return retval;
 	w->plan = !!w->fis[1];
 	w->read_fd = fd;
-	for (i = 0; i < count && !err && !w->err; i++)
-		err = map_stretch(x, w, fd, &map[i]);
-	if (!err && w->plan)
-		err = e2cb_xw_finish(w);
+	w->sum_to = e2cb_source_sums_data(x->src) ? x->src : NULL;
+	for (i = 0; i < count && !retval && !w->err; i++)
+		retval = map_stretch(x, w, fd, &map[i]);
+	if (!retval && (w->plan || w->sum_to))
+		retval = e2cb_xw_finish(w);
 	w->plan = 0;
+	w->sum_to = NULL;
 	if (w->read_err) {
-		e2cb_x_report(x, w->read_err, "cannot read block %llu (byte "
-			      "%llu of the data)",
-			      (unsigned long long) (w->bad_pos / x->block_size),
-			      (unsigned long long) w->bad_byte);
-		w->reported = 1;
+		report_read(x, w);
 		return w->read_err;
 	}
-	return err;
+	return retval;
 }
 
-static errcode_t source_feed(struct xt *x,
-			     const struct xentry *e EXT2FS_ATTR((unused)),
-			     struct writer *w)
+/* The data of a regular file through the writer @w */
+errcode_t e2cb_x_feed(struct xt *x,
+		      const struct xentry *e EXT2FS_ATTR((unused)),
+		      struct writer *w)
 {
-	errcode_t err;
+	errcode_t retval = EXT2_ET_UNIMPLEMENTED;
 
-	err = feed_map(x, w);
-	if (err != EXT2_ET_UNIMPLEMENTED)
-		return err;
-	err = e2cb_source_data(x->src, source_data, w);
-	/* source_data() fails nothing: the source named what failed */
-	if (err)
+	/*
+	 * An archive's data() hands out what libarchive has read already,
+	 * summing it here: its map pays where the workers read and sum a
+	 * buffer each, not for a file this thread would pread() alone.
+	 */
+	if (w->fis[1] || !e2cb_source_sums_data(x->src))
+		retval = feed_map(x, w);
+	if (retval == EXT2_ET_CRYPT_BAD_BLOB && x->src->archive) {
+		report_damage(x);
 		w->reported = 1;
-	return err;
+	}
+	if (retval != EXT2_ET_UNIMPLEMENTED)
+		return retval;
+	retval = e2cb_source_data(x->src, source_data, w);
+	/* source_data() fails nothing: the source found what failed */
+	if (retval == EXT2_ET_CRYPT_BAD_BLOB && x->src->archive)
+		report_damage(x);
+	if (retval)
+		w->reported = 1;
+	return retval;
 }
 
 /*
@@ -292,7 +334,8 @@ static int x_entry(void *priv, struct e2cb_source *src EXT2FS_ATTR((unused)),
 		return E2CB_EXIT_ERROR;		/* finish() says why */
 	e2cb_x_entry_from(&xe, e);
 	e2cb_x_process(x, &xe, e->depth);
-	return 0;
+	/* the archive's damage ends the run: said already */
+	return x->damaged ? E2CB_EXIT_DAMAGED : 0;
 }
 
 /* An archive, or something that holds an ext4 superblock */
@@ -323,45 +366,65 @@ int e2cb_x_looks_like_image(const char *name)
 	return buf[1080] == 0x53 && buf[1081] == 0xef;
 }
 
-/* The image or device, its journal replayed in memory unless --stale */
-int e2cb_x_open_image(struct xt *x, uint8_t salt[16])
+/*
+ * The image or device, its journal replayed in memory unless --stale,
+ * or the archive, read as it comes (one pass; list -k reads no data)
+ */
+int e2cb_x_open_source(struct xt *x, int image, uint8_t salt[16])
 {
 	const struct e2cb_header *h;
-	errcode_t err;
+	errcode_t retval;
 
-	err = e2cb_image_source_open(x->o->source, "/", x->o->stale, &x->src);
-	if (err) {
-		com_err(program_name, err, "while opening %s", x->o->source);
-		return E2CB_EXIT_ERROR;
+	if (!image) {
+		retval = e2cb_archive_source_open(x->o->source,
+						  x->sink_flags, &x->src);
+		if (retval)
+			return retval == EXT2_ET_CRYPT_BAD_BLOB ?
+				E2CB_EXIT_DAMAGED : E2CB_EXIT_ERROR;
+	} else {
+		retval = e2cb_image_source_open(x->o->source, "/",
+						x->o->stale, &x->src);
+		if (retval) {
+			com_err(program_name, retval, "while opening %s",
+				x->o->source);
+			return E2CB_EXIT_ERROR;
+		}
+		/* as before: a name taken alone (PATH, -O) has the data */
+		e2cb_image_source_every_name(x->src);
+		x->fs = e2cb_image_source_fs(x->src);
 	}
-	/* as before: a name taken alone (PATH, -O) has the data */
-	e2cb_image_source_every_name(x->src);
 	h = e2cb_source_header(x->src);
 	memcpy(x->uuid, h->uuid, 16);
 	memcpy(salt, h->encrypt_pw_salt, 16);
 	x->block_size = h->block_size;
-	x->fs = e2cb_image_source_fs(x->src);
-	x->feed = source_feed;
 	return 0;
 }
 
 /*
- * The whole image, from its root.  What the source skipped counts as
- * failed: it said what, and why.
+ * The whole source, from its root.  What an image's source skipped
+ * counts as failed: it said what, and why.  An archive that is damaged
+ * ends the run there (exit 4).
  */
-void e2cb_x_walk_image(struct xt *x)
+void e2cb_x_walk(struct xt *x)
 {
-	struct e2cb_sink sink = { x_entry, x, E2CB_SINK_READS_DATA |
-				  E2CB_SINK_ONE_PASS, x_shown };
+	struct e2cb_sink sink = { x_entry, x, x->sink_flags, x_shown };
 	const struct e2cb_trailer *t;
 	int ret;
 
+	/* an archive's source says why; the image's is out of memory */
 	if (e2cb_source_rewind(x->src)) {
-		com_err(program_name, EXT2_ET_NO_MEMORY, "while setting up");
+		if (!x->src->archive)
+			com_err(program_name, EXT2_ET_NO_MEMORY,
+				"while setting up");
 		x->failed++;
 		return;
 	}
 	ret = e2cb_source_run(x->src, &sink);
+	if (ret == E2CB_SOURCE_FAILED && x->src->archive) {
+		if (!x->damaged)
+			report_damage(x);
+		return;
+	}
 	if (ret == E2CB_SOURCE_FAILED) {
 		fflush(stdout);
 		com_err(program_name, 0, "%s: %s; extraction stopped",
@@ -370,6 +433,6 @@ void e2cb_x_walk_image(struct xt *x)
 		return;
 	}
 	t = e2cb_source_trailer(x->src);
-	if (!ret && t)
+	if (!ret && t && !x->src->archive)
 		x->failed += t->skipped;
 }

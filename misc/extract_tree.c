@@ -101,7 +101,7 @@ static errcode_t feed_data(struct xt *x, const struct xentry *e,
 {
 	errcode_t err;
 
-	err = x->feed(x, e, w);
+	err = e2cb_x_feed(x, e, w);
 	if (err)
 		w->len = 0;	/* nothing more of this file goes out */
 	e2cb_xw_finish(w);

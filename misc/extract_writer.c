@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <pthread.h>
 #include "extract.h"
+#include "source.h"
 
 /* -O: holes before @off come out as zeros, nothing past i_size */
 errcode_t e2cb_xw_stream_out(struct writer *w, const uint8_t *buf, size_t len,
@@ -137,7 +138,7 @@ static errcode_t emit_data(void *priv, uint8_t *buf, size_t len,
 
 	/* in order: the archive's sum is of the data in order */
 	if (w->sum_to)
-		e2cb_reader_sum_crc(w->sum_to, off, len, BUF_PLAN(buf)->crc);
+		e2cb_source_data_sum(w->sum_to, off, len, BUF_PLAN(buf)->crc);
 	err = put_data(w, buf, len, off);
 	if (err) {
 		w->write_failed = 1;
@@ -330,6 +331,9 @@ errcode_t e2cb_xw_add(struct writer *w, uint64_t off, const uint8_t *data,
 	if (len > w->end - off)
 		len = w->end - off;
 	if (!w->fi) {
+		if (w->sum_to)
+			e2cb_source_data_sum(w->sum_to, off, len,
+					     e2cb_crc32c(0, data, len));
 		w->err = put_data(w, data, len, off);
 		w->write_failed = !!w->err;
 		if (!w->err)

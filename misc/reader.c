@@ -155,8 +155,9 @@ static int next_tar_header(struct e2cb_reader *r, const char *what)
 }
 
 /*
- * libarchive reads the descriptor through us: we hash what it reads
- * (E2CB_READ_HASH), and we check the tar stream before it does.
+ * libarchive reads the descriptor through us: we check the tar stream
+ * before it does, and hash what the scan says is not data
+ * (E2CB_READ_HASH, stream_seen()).
  */
 static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
 		       const void **buf)
@@ -174,10 +175,6 @@ static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		archive_set_error(a, errno, "%s", strerror(errno));
-		return -1;
-	}
-	if (r->stream && !EVP_DigestUpdate(r->stream, r->hash_buf, n)) {
-		archive_set_error(a, ENOMEM, "cannot hash the archive");
 		return -1;
 	}
 	if (r->recording && n) {
@@ -262,6 +259,22 @@ static la_int64_t tar_skip(struct archive *a, void *priv, la_int64_t request)
 	return n;
 }
 
+/*
+ * The stream digest covers the tar stream but the entries' data: the
+ * headers, the records, the end and what follows it.  The data is
+ * ciphertext a forger could as well have put there for the first pass,
+ * and each pass checks it against its sum, which the next record (in
+ * the digest) carries: hashing it too would cost a SHA-256 of the whole
+ * archive in each pass and prove nothing more (doc/design.txt).
+ */
+static void stream_seen(void *priv, const void *buf, size_t len)
+{
+	struct e2cb_reader *r = priv;
+
+	if (!EVP_DigestUpdate(r->stream, buf, len))
+		r->stream_failed = 1;
+}
+
 static errcode_t start_hashes(struct e2cb_reader *r)
 {
 	r->stream = EVP_MD_CTX_new();
@@ -269,6 +282,8 @@ static errcode_t start_hashes(struct e2cb_reader *r)
 	if (!r->stream || !r->entry ||
 	    !EVP_DigestInit_ex(r->stream, EVP_sha256(), NULL))
 		return EXT2_ET_NO_MEMORY;
+	r->scan.seen = stream_seen;
+	r->scan.seen_priv = r;
 	return 0;
 }
 
@@ -310,7 +325,7 @@ static int open_tar(struct e2cb_reader *r)
 	archive_read_set_format_option(r->a, "tar", "mac-ext", NULL);
 	archive_read_set_read_callback(r->a, tar_read);
 	archive_read_set_callback_data(r->a, r);
-	if (!r->dec && !r->stream && S_ISREG(r->fd_mode))
+	if (!r->dec && S_ISREG(r->fd_mode))
 		archive_read_set_skip_callback(r->a, tar_skip);
 	return archive_read_open1(r->a);
 }
@@ -369,9 +384,7 @@ static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 			 archive_error_string(failed) : strerror(ENOMEM));
 		return EXT2_ET_FILE_NOT_FOUND;
 	}
-	/* data read around libarchive would not be hashed */
-	r->plain_file = r->fd_start >= 0 && S_ISREG(r->fd_mode) &&
-			!(r->flags & E2CB_READ_HASH) && !r->dec;
+	r->plain_file = r->fd_start >= 0 && S_ISREG(r->fd_mode) && !r->dec;
 	return 0;
 }
 
@@ -447,9 +460,9 @@ errcode_t e2cb_reader_open_fd(int fd, int flags, struct e2cb_reader **ret)
 }
 
 /*
- * E2CB_READ_HASH: the SHA-256 of all the descriptor holds from where the
- * reader began, what libarchive read and the rest to its end.  Only
- * once, when the reader is done.
+ * E2CB_READ_HASH: the SHA-256 of the tar stream from where the reader
+ * began, but the entries' data (stream_seen()), and of the rest of the
+ * descriptor to its end.  Only once, when the reader is done.
  */
 errcode_t e2cb_reader_stream_digest(struct e2cb_reader *r,
 				    uint8_t out[E2CB_STREAM_DIGEST_LEN])
@@ -459,6 +472,8 @@ errcode_t e2cb_reader_stream_digest(struct e2cb_reader *r,
 
 	if (!r->stream)
 		return EXT2_ET_INVALID_ARGUMENT;
+	if (r->stream_failed)
+		return EXT2_ET_NO_MEMORY;
 	while ((n = read(r->fd, r->hash_buf, HASH_BUF_SIZE)) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -481,9 +496,13 @@ const uint8_t *e2cb_reader_entry_digest(struct e2cb_reader *r)
 	return r->digest;
 }
 
+static int finish_map(struct e2cb_reader *r);
+
 /* Read what is left of the current entry's data into the sum. */
 static int drain_data(struct e2cb_reader *r)
 {
+	if (r->map_open)
+		return finish_map(r);
 	if (r->data_done)
 		return 0;
 	if (!(r->flags & E2CB_READ_DATA)) {
@@ -700,8 +719,10 @@ static int map_data(struct e2cb_reader *r, uint64_t pos, uint64_t *total)
  * caller that reads them itself (pread() on @fd) instead of copying
  * them out of libarchive: possible when the archive is an uncompressed
  * regular file that holds all of them.  The data is skipped here; the
- * caller hands what it reads to e2cb_reader_sum_data() or, summed from
- * 0, to e2cb_reader_sum_crc(), in order, before e2cb_reader_next().
+ * caller hands back the crc32c of what it read, in order
+ * (e2cb_reader_sum_crc()), and what it did not the reader reads
+ * itself before the next entry (finish_map()): the sum is checked
+ * there as for any data.
  * EXT2_ET_UNIMPLEMENTED: it cannot be read so, and nothing was done.
  */
 errcode_t e2cb_reader_data_map(struct e2cb_reader *r,
@@ -736,52 +757,81 @@ errcode_t e2cb_reader_data_map(struct e2cb_reader *r,
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	}
 	r->data_bytes += total;
+	r->map_open = 1;
+	r->map_at = 0;
+	r->map_in = 0;
+	r->map_bad = 0;
 	*ret = r->map;
 	*count = r->map_len;
 	*fd = r->fd;
 	return 0;
 }
 
-/* Data the caller of e2cb_reader_data_map() read, into the entry's sum */
-void e2cb_reader_sum_data(struct e2cb_reader *r, uint64_t off,
-			  const void *buf, size_t len)
-{
-	e2cb_sum_add(&r->sum, off, buf, len);
-}
-
-/* The same, summed already: @crc is the crc32c of the @len bytes from 0 */
+/*
+ * A piece of the mapped data, summed already by whoever read it: @crc
+ * is the crc32c of the @len bytes at @off, from 0.  It must follow the
+ * pieces before it in the map (it may run on into a stretch that
+ * abuts); one that does not is left out, and finish_map() sums all
+ * the data again.
+ */
 void e2cb_reader_sum_crc(struct e2cb_reader *r, uint64_t off, size_t len,
 			 uint32_t crc)
 {
+	const struct e2cb_stretch *m;
+	uint64_t at = off, left = len, n;
+
+	if (!r->map_open || r->map_bad || !len)
+		return;
+	while (left) {
+		m = r->map + r->map_at;
+		if (r->map_at == r->map_len || m->off + r->map_in != at) {
+			r->map_bad = 1;
+			return;
+		}
+		n = m->len - r->map_in < left ? m->len - r->map_in : left;
+		r->map_in += n;
+		at += n;
+		left -= n;
+		if (r->map_in == m->len) {
+			r->map_at++;
+			r->map_in = 0;
+		}
+	}
 	e2cb_sum_add_crc(&r->sum, off, len, crc);
 }
 
 /*
- * When the caller of e2cb_reader_data_map() could not sum all it read
- * (its output failed, and it stopped): the sum from the start, reading
- * the data again into @buf, so that the next entry still checks it.
+ * The mapped data the caller did not sum (past what it needed, or
+ * after its output failed), read here; all of it again when what it
+ * gave was not in order.  Then the next entry checks the sum.
  */
-errcode_t e2cb_reader_sum_again(struct e2cb_reader *r, uint8_t *buf,
-				size_t bufsize)
+static int finish_map(struct e2cb_reader *r)
 {
 	const struct e2cb_stretch *m;
+	errcode_t retval;
 	uint64_t done;
-	errcode_t err;
 	size_t n;
 
-	e2cb_sum_init(&r->sum);
-	for (m = r->map; m < r->map + r->map_len; m++) {
-		for (done = 0; done < m->len; done += n) {
-			n = m->len - done < bufsize ? m->len - done : bufsize;
-			err = e2cb_pread_all(r->fd, buf, n, m->pos + done);
-			if (err) {
-				e2cb_reader_damage(r, "while reading its "
-					"data: %s", err == EXT2_ET_SHORT_READ ?
+	r->map_open = 0;
+	if (r->map_bad) {
+		e2cb_sum_init(&r->sum);
+		r->map_at = 0;
+		r->map_in = 0;
+	}
+	for (; r->map_at < r->map_len; r->map_at++, r->map_in = 0) {
+		m = r->map + r->map_at;
+		for (done = r->map_in; done < m->len; done += n) {
+			n = m->len - done < HASH_BUF_SIZE ? m->len - done :
+			    HASH_BUF_SIZE;
+			retval = e2cb_pread_all(r->fd, r->hash_buf, n,
+						m->pos + done);
+			if (retval)
+				return e2cb_reader_damage(r, "while reading "
+					"its data: %s",
+					retval == EXT2_ET_SHORT_READ ?
 					"unexpected end of the archive" :
-					strerror(err));
-				return EXT2_ET_CRYPT_BAD_BLOB;
-			}
-			e2cb_sum_add(&r->sum, m->off + done, buf, n);
+					strerror(retval));
+			e2cb_sum_add(&r->sum, m->off + done, r->hash_buf, n);
 		}
 	}
 	return 0;

@@ -35,6 +35,10 @@ struct e2cb_reader {
 	struct e2cb_tarscan scan;	/* what libarchive is handed */
 	struct e2cb_stretch *map;	/* the current entry's data in fd */
 	size_t map_len, map_size;
+	/* data_map() handed out the map: how far its sums came back */
+	int map_open, map_bad;
+	size_t map_at;			/* the stretch, */
+	uint64_t map_in;		/* and the bytes of it summed */
 	struct e2cb_header hdr;
 	struct e2cb_trailer trailer;
 	struct e2cb_entry cur;
@@ -62,6 +66,7 @@ struct e2cb_reader {
 	struct e2cb_ino_map linked;
 	/* E2CB_READ_HASH: the stream read, and the current entry */
 	EVP_MD_CTX *stream, *entry;
+	int stream_failed;
 	char *hash_buf;			/* HASH_BUF_SIZE: what read() gets */
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];
 	char err[1024];

@@ -529,7 +529,7 @@ int e2cb_restore(const struct e2cb_restore_opts *opts)
 
 	/* until the target is open a signal just kills us: the spool is
 	 * a deleted file */
-	if (e2cb_archive_source_open(opts->archive, &src))
+	if (e2cb_archive_source_open(opts->archive, 0, &src))
 		return E2CB_EXIT_ERROR;
 	ret = e2cb_restore_source(opts, src);
 	e2cb_source_close(src);

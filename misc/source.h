@@ -52,6 +52,11 @@ struct e2cb_source;
  * make them (entry_digest() gives NULL, stream_digest() an error).
  */
 #define E2CB_SINK_ONE_PASS	0x02
+/*
+ * The sink takes no file data: the source need not read it, nor check
+ * it (list -k, which makes every check but the data's, as list does).
+ */
+#define E2CB_SINK_NO_DATA	0x04
 
 struct e2cb_sink {
 	/*
@@ -82,16 +87,28 @@ struct e2cb_source_ops {
 	/*
 	 * Optional: where the data of the entry being handed out lies, as
 	 * stretches of (offset in the entry's data, length, position in
-	 * *fd), for a sink whose threads pread() it themselves.  Only a
-	 * source with nothing to check of what is read gives one (the
-	 * image: its walk read every block before the entry went out,
-	 * unless the sink said E2CB_SINK_READS_DATA);
-	 * EXT2_ET_UNIMPLEMENTED: take the data through data().  Valid
-	 * while the sink holds the entry.
+	 * *fd), for a sink whose threads pread() it themselves: the image
+	 * (its walk read every block before the entry went out, unless
+	 * the sink said E2CB_SINK_READS_DATA), an archive that is a plain
+	 * file (what is read must match its sums: data_sum below);
+	 * EXT2_ET_UNIMPLEMENTED: take the data through data(); damage
+	 * (EXT2_ET_CRYPT_BAD_BLOB): error() says what.  Valid while the
+	 * sink holds the entry.
 	 */
 	errcode_t (*data_map)(struct e2cb_source *s,
 			      const struct e2cb_stretch **map, size_t *count,
 			      int *fd);
+	/*
+	 * Optional: a source that checks the data a sink read through
+	 * data_map takes back what it read, as it went: the crc32c (from
+	 * 0) of the @len bytes at @off of the entry's data, piece after
+	 * piece, in order.  What the sink did not hand back the source
+	 * reads itself before the next entry, so every check is still
+	 * made there, once.  Called from whichever thread writes the
+	 * data, one call at a time, while the sink holds the entry.
+	 */
+	void (*data_sum)(struct e2cb_source *s, uint64_t off, size_t len,
+			 uint32_t crc);
 	const struct e2cb_header *(*header)(struct e2cb_source *s);
 	/* After a pass: what it counted (NULL: none) */
 	const struct e2cb_trailer *(*trailer)(struct e2cb_source *s);
@@ -139,6 +156,18 @@ static inline errcode_t e2cb_source_data_map(struct e2cb_source *s,
 	return s->ops->data_map(s, map, count, fd);
 }
 
+/* Whether what a sink reads through data_map goes back to data_sum */
+static inline int e2cb_source_sums_data(struct e2cb_source *s)
+{
+	return s->ops->data_sum != NULL;
+}
+
+static inline void e2cb_source_data_sum(struct e2cb_source *s, uint64_t off,
+					size_t len, uint32_t crc)
+{
+	s->ops->data_sum(s, off, len, crc);
+}
+
 static inline const struct e2cb_header *
 e2cb_source_header(struct e2cb_source *s)
 {
@@ -177,8 +206,13 @@ static inline void e2cb_source_close(struct e2cb_source *s)
 		s->ops->close(s);
 }
 
-/* source_archive.c: an archive file, or "-" (standard input, spooled) */
+/*
+ * source_archive.c: an archive file, or "-" (standard input, spooled
+ * to be read twice), for a sink of @flags (E2CB_SINK_*: one pass reads
+ * it as it comes, the header read already)
+ */
 extern errcode_t e2cb_archive_source_open(const char *name,
+					  unsigned int flags,
 					  struct e2cb_source **ret);
 
 /* source_walk.c: an unmounted ext4 device or image, the subtree PATH */

@@ -3,10 +3,12 @@
  * the source ops (source.h)
  *
  * Every check is the reader's (reader.c, reader_check.c): an entry is
- * handed out only once it holds, and its data is summed as it goes.
- * Each pass reads the one descriptor from its start, hashing what it
- * reads, so that a second pass can tell it read what the first one
- * checked.
+ * handed out only once it holds, and its data is summed as it goes,
+ * also when a sink's threads read it where data_map puts it and hand
+ * back their sums.  Each pass reads the one descriptor from its start,
+ * hashing all it reads but the data (whose sums the hashed records
+ * hold), so that a second pass can tell it read what the first one
+ * checked; a sink of one pass has the archive read as it comes.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -26,8 +28,10 @@
 
 struct archive_source {
 	struct e2cb_source s;		/* first */
-	int fd;
+	int fd;				/* -1: one pass, the reader's */
 	struct e2cb_reader *r;
+	int rflags;			/* E2CB_READ_* */
+	int passes;			/* one pass: rewound already */
 	const char *err;		/* a failure outside the reader */
 };
 
@@ -38,6 +42,14 @@ static errcode_t as_rewind(struct e2cb_source *src)
 	struct archive_source *as = AS(src);
 	errcode_t retval;
 
+	/* one pass: the reader stands at its first entry */
+	if (as->fd < 0) {
+		if (!as->passes++)
+			return 0;
+		com_err(program_name, EXT2_ET_UNIMPLEMENTED, "while "
+			"reading %s again", src->shown);
+		return EXT2_ET_UNIMPLEMENTED;
+	}
 	e2cb_reader_close(as->r);
 	as->r = NULL;
 	if (lseek(as->fd, 0, SEEK_SET) < 0) {
@@ -45,8 +57,7 @@ static errcode_t as_rewind(struct e2cb_source *src)
 		com_err(program_name, retval, "while rewinding %s", src->shown);
 		return retval;
 	}
-	retval = e2cb_reader_open_fd(as->fd, E2CB_READ_DATA | E2CB_READ_HASH,
-				     &as->r);
+	retval = e2cb_reader_open_fd(as->fd, as->rflags, &as->r);
 	if (retval)
 		com_err(program_name, 0, "%s: %s", src->shown,
 			e2cb_reader_error(as->r));
@@ -71,6 +82,19 @@ static errcode_t as_data(struct e2cb_source *src, e2cb_data_func func,
 			 void *priv)
 {
 	return e2cb_reader_data(AS(src)->r, func, priv);
+}
+
+static errcode_t as_data_map(struct e2cb_source *src,
+			     const struct e2cb_stretch **map, size_t *count,
+			     int *fd)
+{
+	return e2cb_reader_data_map(AS(src)->r, map, count, fd);
+}
+
+static void as_data_sum(struct e2cb_source *src, uint64_t off, size_t len,
+			uint32_t crc)
+{
+	e2cb_reader_sum_crc(AS(src)->r, off, len, crc);
 }
 
 static const struct e2cb_header *as_header(struct e2cb_source *src)
@@ -115,6 +139,8 @@ static const struct e2cb_source_ops archive_source_ops = {
 	.rewind = as_rewind,
 	.run = as_run,
 	.data = as_data,
+	.data_map = as_data_map,
+	.data_sum = as_data_sum,
 	.header = as_header,
 	.trailer = as_trailer,
 	.entry_digest = as_entry_digest,
@@ -191,11 +217,33 @@ errout:
 	return -1;
 }
 
-/* The archive @name ("-": standard input); said why on failure */
-errcode_t e2cb_archive_source_open(const char *name,
+/*
+ * One pass: the reader opens @name itself and reads it as it comes, a
+ * pipe unspooled; its header is there already.  Said why on failure,
+ * with @name as the command was given it.
+ */
+static errcode_t open_one_pass(struct archive_source *as, const char *name)
+{
+	errcode_t retval;
+
+	as->fd = -1;
+	retval = e2cb_reader_open(name, as->rflags, &as->r);
+	if (retval)
+		com_err(program_name, 0, "%s: %s", name,
+			e2cb_reader_error(as->r));
+	return retval;
+}
+
+/*
+ * The archive @name ("-": standard input) for a sink of @flags; said
+ * why on failure.  EXT2_ET_CRYPT_BAD_BLOB: it is not an archive, or
+ * its header is damaged.
+ */
+errcode_t e2cb_archive_source_open(const char *name, unsigned int flags,
 				   struct e2cb_source **ret)
 {
 	struct archive_source *as;
+	errcode_t retval;
 
 	*ret = NULL;
 	as = calloc(1, sizeof(*as));
@@ -204,10 +252,21 @@ errcode_t e2cb_archive_source_open(const char *name,
 	as->s.ops = &archive_source_ops;
 	as->s.shown = strcmp(name, "-") ? name : "standard input";
 	as->s.archive = 1;
-	as->fd = open_archive(name, as->s.shown);
-	if (as->fd < 0) {
-		free(as);
-		return EXT2_ET_FILE_NOT_FOUND;
+	/* list checks all but the data; a second pass needs the digests */
+	as->rflags = flags & E2CB_SINK_NO_DATA ? 0 : E2CB_READ_DATA;
+	if (!(flags & E2CB_SINK_ONE_PASS)) {
+		as->rflags |= E2CB_READ_HASH;
+		as->fd = open_archive(name, as->s.shown);
+		if (as->fd < 0) {
+			free(as);
+			return EXT2_ET_FILE_NOT_FOUND;
+		}
+	} else {
+		retval = open_one_pass(as, name);
+		if (retval) {
+			as_close(&as->s);
+			return retval;
+		}
 	}
 	*ret = &as->s;
 	return 0;

@@ -340,16 +340,27 @@ static int map_line(struct e2cb_tarscan *s)
  */
 int e2cb_tarscan_feed(struct e2cb_tarscan *s, const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
+	const uint8_t *p = buf, *run = NULL;
 	size_t n;
+	int data;
 
 	if (s->failed)
 		return -1;
 	while (len) {
+		/* what is not an entry's data goes to s->seen, in runs */
+		data = s->state == S_DATA;
+		if (s->seen && data && run) {
+			s->seen(s->seen_priv, run, p - run);
+			run = NULL;
+		} else if (s->seen && !data && !run) {
+			run = p;
+		}
 		switch (s->state) {
 		case S_END:
 			s->pos += len;
-			return 0;
+			p += len;
+			len = 0;
+			continue;
 		case S_HEADER:
 			n = 512 - s->have;
 			n = n < len ? n : len;
@@ -405,6 +416,8 @@ int e2cb_tarscan_feed(struct e2cb_tarscan *s, const void *buf, size_t len)
 		p += n;
 		len -= n;
 	}
+	if (run)
+		s->seen(s->seen_priv, run, p - run);
 	return 0;
 }
 
