@@ -38,32 +38,32 @@
 /* --- paths ---------------------------------------------------------------- */
 
 /* The entry at the current plaintext path: what of it went wrong */
-static void vreport(struct xt *x, errcode_t err, const char *fmt,
+static void vreport(struct xt *x, errcode_t retval, const char *fmt,
 		    va_list ap)
 {
 	fflush(stdout);
-	e2cb_vreport_path(x->plain.s ? x->plain.s : "", x->plain.len, err,
+	e2cb_vreport_path(x->plain.s ? x->plain.s : "", x->plain.len, retval,
 			  fmt, ap);
 }
 
-void e2cb_x_report(struct xt *x, errcode_t err, const char *fmt, ...)
+void e2cb_x_report(struct xt *x, errcode_t retval, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(x, err, fmt, ap);
+	vreport(x, retval, fmt, ap);
 	va_end(ap);
 }
 
 /* What the destination refused: a full or failing one stops the run */
-void e2cb_x_report_dest(struct xt *x, errcode_t err, const char *fmt, ...)
+void e2cb_x_report_dest(struct xt *x, errcode_t retval, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreport(x, err, fmt, ap);
+	vreport(x, retval, fmt, ap);
 	va_end(ap);
-	e2cb_x_check_dest(x, err);
+	e2cb_x_check_dest(x, retval);
 }
 
 /* The current name: the last component of the plaintext path */
@@ -240,24 +240,24 @@ static int push_plain_name(struct xt *x, struct step *s)
 	const struct xentry *e = s->e;
 	uint8_t name[FSCRYPT_NAME_MAX + 1];
 	size_t dec_len, name_len = 0;
-	errcode_t err = 0;
+	errcode_t retval = 0;
 
 	if (s->parent->encrypted) {
 		s->needs_key = 1;
-		err = fscrypt_decrypt_name(s->parent->names, e->name,
+		retval = fscrypt_decrypt_name(s->parent->names, e->name,
 					   e->name_len, name, &dec_len);
 	} else {
 		dec_len = e->name_len;
 		memcpy(name, e->name, dec_len);
 	}
-	if (!err)
-		err = fscrypt_check_name(name, dec_len, &name_len);
-	if (err) {
+	if (!retval)
+		retval = fscrypt_check_name(name, dec_len, &name_len);
+	if (retval) {
 		/* shown by its ciphertext: the name is unusable */
 		e2cb_path_push(&x->plain, s->comp, s->comp_len);
-		e2cb_x_report(x, err, "name refused; not extracted");
+		e2cb_x_report(x, retval, "name refused; not extracted");
 		if (x->o->list_only)
-			list_entry(x, s->e, NULL, 0, error_message(err));
+			list_entry(x, s->e, NULL, 0, error_message(retval));
 		x->refused++;
 		s->skip = SKIP_FAILED;
 		return 1;
@@ -297,27 +297,27 @@ static int open_key(struct xt *x, struct step *s)
 {
 	const struct xentry *e = s->e;
 	struct fscrypt_policy pol;
-	errcode_t err;
+	errcode_t retval;
 
 	if (e->ctx) {
 		s->needs_key = 1;
 		memset(&pol, 0, sizeof(pol));
-		err = fscrypt_parse_context(e->ctx, e->ctx_len, &pol);
-		if (!err)
-			err = e2cb_x_open_inode(x, e, &s->fi);
+		retval = fscrypt_parse_context(e->ctx, e->ctx_len, &pol);
+		if (!retval)
+			retval = e2cb_x_open_inode(x, e, &s->fi);
 		s->spec = pol.key;
-		if (err == FSCRYPT_ET_NO_KEY && s->is_dir) {
+		if (retval == FSCRYPT_ET_NO_KEY && s->is_dir) {
 			/* the directory is made; what is in it is not */
 			s->skip = SKIP_MISSING;
-		} else if (err == FSCRYPT_ET_NO_KEY) {
+		} else if (retval == FSCRYPT_ET_NO_KEY) {
 			e2cb_x_note_missing(x, &pol.key);
 			if (x->o->list_only)
 				list_entry(x, e, NULL, 0, "no key");
 			return 1;
-		} else if (err) {
-			e2cb_x_report(x, err, "cannot decrypt; not extracted");
+		} else if (retval) {
+			e2cb_x_report(x, retval, "cannot decrypt; not extracted");
 			if (x->o->list_only)
-				list_entry(x, e, NULL, 0, error_message(err));
+				list_entry(x, e, NULL, 0, error_message(retval));
 			x->failed++;
 			s->skip = SKIP_FAILED;
 			return 1;
@@ -336,19 +336,19 @@ static int list_one(struct xt *x, struct step *s)
 	const struct xentry *e = s->e;
 	uint8_t *target = NULL;
 	size_t tlen = 0;
-	errcode_t err = 0;
+	errcode_t retval = 0;
 
 	if (e2cb_x_is_type(e, LINUX_S_IFLNK) && e->target && !e->hardlink) {
 		target = malloc(e->target_len + 1);
 		if (target && s->fi)
-			err = fscrypt_decrypt_symlink(s->fi, e->target,
+			retval = fscrypt_decrypt_symlink(s->fi, e->target,
 						      e->target_len, target,
 						      e->target_len, &tlen);
 		else if (target)
 			memcpy(target, e->target, tlen = e->target_len);
 	}
 	list_entry(x, e, target, tlen, s->skip == SKIP_MISSING ?
-		   "no key for its entries" : err ? error_message(err) : NULL);
+		   "no key for its entries" : retval ? error_message(retval) : NULL);
 	free(target);
 	x->entries++;
 	if (!s->is_dir || !push_dir(x, s))
@@ -367,15 +367,15 @@ static errcode_t lost_link(struct xt *x)
 static errcode_t stream_one(struct xt *x, struct step *s)
 {
 	const struct xentry *e = s->e;
-	errcode_t err;
+	errcode_t retval;
 
 	if (!e2cb_x_is_type(e, LINUX_S_IFREG) || e2cb_x_link_find(x, e->ino))
 		return 0;
 	if (e->hardlink)
 		return lost_link(x);
-	err = e2cb_x_stream_file(x, e, s->fi);
-	x->files += !err;
-	return err;
+	retval = e2cb_x_stream_file(x, e, s->fi);
+	x->files += !retval;
+	return retval;
 }
 
 /*
@@ -388,7 +388,7 @@ static errcode_t make_object(struct xt *x, struct step *s, int *fd,
 {
 	const struct xentry *e = s->e;
 	const struct link *l;
-	errcode_t err;
+	errcode_t retval;
 	int dirfd;
 
 	if (x->o->to_stdout)
@@ -409,10 +409,10 @@ static errcode_t make_object(struct xt *x, struct step *s, int *fd,
 	if (e->hardlink)
 		return lost_link(x);
 	if (e2cb_x_is_type(e, LINUX_S_IFREG)) {
-		err = e2cb_x_extract_file(x, dirfd, e2cb_x_cur_name(x), e,
+		retval = e2cb_x_extract_file(x, dirfd, e2cb_x_cur_name(x), e,
 					  s->fi);
-		x->files += !err;
-		return err;
+		x->files += !retval;
+		return retval;
 	}
 	if (e2cb_x_is_type(e, LINUX_S_IFLNK))
 		return e2cb_x_extract_symlink(x, dirfd, e, s->fi);

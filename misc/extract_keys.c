@@ -151,49 +151,49 @@ static int load_protector(struct xt *x)
 int e2cb_x_load_keys(struct xt *x, const uint8_t salt[16])
 {
 	static const uint8_t zero[16];
-	errcode_t err;
+	errcode_t retval;
 	int i;
 
-	err = fscrypt_keyring_new(&x->kr);
-	for (i = 0; !err && i < x->o->nkey_files; i++) {
+	retval = fscrypt_keyring_new(&x->kr);
+	for (i = 0; !retval && i < x->o->nkey_files; i++) {
 		warn_if_readable("key file", x->o->key_files[i]);
-		err = fscrypt_keyring_add_file(x->kr, x->o->key_files[i]);
-		if (err)
-			com_err(program_name, err, "while reading the key "
+		retval = fscrypt_keyring_add_file(x->kr, x->o->key_files[i]);
+		if (retval)
+			com_err(program_name, retval, "while reading the key "
 				"file %s", x->o->key_files[i]);
 	}
-	for (i = 0; !err && i < x->o->nkey_hex; i++) {
-		err = fscrypt_keyring_add_hex(x->kr, x->o->key_hex[i]);
-		if (err)
-			com_err(program_name, err, "in --key-hex number %d",
+	for (i = 0; !retval && i < x->o->nkey_hex; i++) {
+		retval = fscrypt_keyring_add_hex(x->kr, x->o->key_hex[i]);
+		if (retval)
+			com_err(program_name, retval, "in --key-hex number %d",
 				i + 1);
 	}
 	/* out of argv, and so of /proc/PID/cmdline, once read */
 	for (i = 0; i < x->o->nkey_hex; i++)
 		fscrypt_wipe(x->o->key_hex[i], strlen(x->o->key_hex[i]));
-	if (!err && x->o->passphrase_file && !x->o->nprotectors) {
+	if (!retval && x->o->passphrase_file && !x->o->nprotectors) {
 		warn_if_readable("passphrase file", x->o->passphrase_file);
 		if (!memcmp(salt, zero, 16))
 			com_err(program_name, 0, "warning: the filesystem has "
 				"no passphrase salt; the key is derived with a "
 				"zero salt");
-		err = fscrypt_keyring_add_passphrase_file(x->kr,
+		retval = fscrypt_keyring_add_passphrase_file(x->kr,
 						x->o->passphrase_file, salt);
-		if (err)
-			com_err(program_name, err, "while reading the "
+		if (retval)
+			com_err(program_name, retval, "while reading the "
 				"passphrase file %s", x->o->passphrase_file);
 	}
-	if (!err && x->o->nprotectors) {
+	if (!retval && x->o->nprotectors) {
 		int ret = load_protector(x);
 
 		if (ret)
 			return ret;
 	}
-	if (!err && fscrypt_secure_unlocked())
+	if (!retval && fscrypt_secure_unlocked())
 		com_err(program_name, 0, "warning: key memory could not be "
 			"locked (RLIMIT_MEMLOCK); it is still kept out of core "
 			"dumps");
-	return err ? E2CB_EXIT_ERROR : 0;
+	return retval ? E2CB_EXIT_ERROR : 0;
 }
 
 /* Keys that opened nothing are worth a word: a typo, or the wrong file */

@@ -190,11 +190,11 @@ void e2cb_x_unguard_output(void)
  * first such error stops the extraction, instead of one message per
  * entry, and the exit status says so.
  */
-void e2cb_x_check_dest(struct xt *x, errcode_t err)
+void e2cb_x_check_dest(struct xt *x, errcode_t retval)
 {
-	if (!x->stop && (err == ENOSPC || err == EDQUOT || err == EROFS ||
-			 err == EIO))
-		x->stop = err;
+	if (!x->stop && (retval == ENOSPC || retval == EDQUOT || retval == EROFS ||
+			 retval == EIO))
+		x->stop = retval;
 }
 
 /* Nothing more is written, nor listed */
@@ -205,7 +205,7 @@ int e2cb_x_stopped(struct xt *x)
 
 errcode_t e2cb_x_out_create(struct xt *x, int dirfd, struct outfile *of)
 {
-	errcode_t err = 0;
+	errcode_t retval = 0;
 	sigset_t old;
 
 	of->dirfd = dirfd;
@@ -229,40 +229,40 @@ errcode_t e2cb_x_out_create(struct xt *x, int dirfd, struct outfile *of)
 	of->fd = openat(dirfd, x->tmp_name, O_WRONLY | O_CREAT | O_EXCL |
 			O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (of->fd < 0) {
-		err = errno;
+		retval = errno;
 		x->tmp_name[0] = 0;
 	}
 	unblock_signals(&old);
-	return err;
+	return retval;
 }
 
 /* The whole file takes @name in its directory (free: e2cb_x_make_room saw) */
 errcode_t e2cb_x_out_link(struct xt *x, struct outfile *of, const char *name)
 {
-	errcode_t err = 0;
+	errcode_t retval = 0;
 	sigset_t old;
 
 	block_signals(&old);
 	if (of->anon) {
 		if (e2cb_x_link_fd(of->fd, of->dirfd, name) < 0)
-			err = errno;
-		if (close(of->fd) < 0 && !err) {
-			err = errno;
+			retval = errno;
+		if (close(of->fd) < 0 && !retval) {
+			retval = errno;
 			unlinkat(of->dirfd, name, 0);
 		}
 	} else {
 		if (close(of->fd) < 0)
-			err = errno;
-		if (!err && renameat(of->dirfd, x->tmp_name, of->dirfd,
+			retval = errno;
+		if (!retval && renameat(of->dirfd, x->tmp_name, of->dirfd,
 				     name) < 0)
-			err = errno;
-		if (err)
+			retval = errno;
+		if (retval)
 			unlinkat(of->dirfd, x->tmp_name, 0);
 		x->tmp_name[0] = 0;
 	}
 	of->fd = -1;
 	unblock_signals(&old);
-	return err;
+	return retval;
 }
 
 void e2cb_x_out_discard(struct xt *x, struct outfile *of)

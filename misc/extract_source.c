@@ -99,11 +99,11 @@ static errcode_t read_here(struct writer *w, int fd, uint8_t *buf, size_t n,
 			   uint64_t pos, uint64_t off)
 {
 	unsigned int bs = w->x->block_size;
-	errcode_t err;
+	errcode_t retval;
 	uint64_t b;
 
-	err = e2cb_pread_all(fd, buf, n, pos);
-	if (!err)
+	retval = e2cb_pread_all(fd, buf, n, pos);
+	if (!retval)
 		return 0;
 	for (b = 0; b < n; b += bs)
 		if (e2cb_pread_all(fd, buf + b, n - b < bs ? n - b : bs,
@@ -111,8 +111,8 @@ static errcode_t read_here(struct writer *w, int fd, uint8_t *buf, size_t n,
 			break;
 	if (b >= n)
 		b = 0;
-	e2cb_xw_read_error(w, err, pos + b, off + b);
-	return err;
+	e2cb_xw_read_error(w, retval, pos + b, off + b);
+	return retval;
 }
 
 /*
@@ -127,7 +127,7 @@ static errcode_t map_stretch(struct xt *x, struct writer *w, int fd,
 	uint64_t off = m->off, pos = m->pos, left = m->len;
 	size_t n, room;
 	uint8_t *dst;
-	errcode_t err;
+	errcode_t retval;
 
 	while (left && !w->err && off < w->end) {
 		n = left < IOBUF_SIZE ? left : IOBUF_SIZE;
@@ -139,10 +139,10 @@ static errcode_t map_stretch(struct xt *x, struct writer *w, int fd,
 		if (dst && w->plan) {
 			e2cb_xw_plan_read(w, dst, pos, n);
 		} else {
-			err = read_here(w, fd, dst ? dst : x->iobuf, n, pos,
+			retval = read_here(w, fd, dst ? dst : x->iobuf, n, pos,
 					off);
-			if (err)
-				return err;
+			if (retval)
+				return retval;
 		}
 		if (dst)
 			e2cb_xw_commit(w, n);

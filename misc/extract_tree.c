@@ -35,15 +35,15 @@ void e2cb_x_link_add(struct xt *x, uint32_t ino, const char *path,
 		     size_t len, const struct stat *made)
 {
 	struct link *l;
-	errcode_t err;
+	errcode_t retval;
 	char *copy;
 
 	copy = malloc(len + 1);
-	err = copy ? e2cb_ino_map_add(&x->links, ino, (void **) &l) :
+	retval = copy ? e2cb_ino_map_add(&x->links, ino, (void **) &l) :
 		     EXT2_ET_NO_MEMORY;
-	if (err) {
+	if (retval) {
 		free(copy);
-		e2cb_x_report(x, err, "its other names cannot be linked to it");
+		e2cb_x_report(x, retval, "its other names cannot be linked to it");
 		x->failed++;
 		return;
 	}
@@ -99,14 +99,14 @@ static int open_parent(struct xt *x, char *path, const char **last)
 static errcode_t feed_data(struct xt *x, const struct xentry *e,
 			   struct writer *w)
 {
-	errcode_t err;
+	errcode_t retval;
 
-	err = e2cb_x_feed(x, e, w);
-	if (err)
+	retval = e2cb_x_feed(x, e, w);
+	if (retval)
 		w->len = 0;	/* nothing more of this file goes out */
 	e2cb_xw_finish(w);
 	e2cb_xw_release(w);
-	return err ? err : w->err;
+	return retval ? retval : w->err;
 }
 
 /*
@@ -120,46 +120,46 @@ errcode_t e2cb_x_extract_file(struct xt *x, int dirfd, const char *name,
 	struct outfile of;
 	struct writer w;
 	uint64_t bytes = x->bytes;
-	errcode_t err;
+	errcode_t retval;
 
 	if (e2cb_x_make_room(x, dirfd, name, 0) < 0)
 		return EEXIST;
-	err = e2cb_x_out_create(x, dirfd, &of);
-	if (err) {
-		e2cb_x_report_dest(x, err, "cannot create");
-		return err;
+	retval = e2cb_x_out_create(x, dirfd, &of);
+	if (retval) {
+		e2cb_x_report_dest(x, retval, "cannot create");
+		return retval;
 	}
 	e2cb_xw_init(&w, x, of.fd, fi, e->size);
-	err = feed_data(x, e, &w);
+	retval = feed_data(x, e, &w);
 	/* nothing is written past i_size: a hole at the end is left */
-	if (!err && (fstat(of.fd, &x->made) < 0 ||
+	if (!retval && (fstat(of.fd, &x->made) < 0 ||
 		     ((uint64_t) x->made.st_size != e->size &&
 		      ftruncate(of.fd, e->size) < 0))) {
-		err = errno;
+		retval = errno;
 		w.write_failed = 1;
 	}
 	x->made.st_size = e->size;
-	if (err) {
+	if (retval) {
 		if (!w.reported)
-			e2cb_x_report(x, err, w.write_failed ? "cannot write" :
+			e2cb_x_report(x, retval, w.write_failed ? "cannot write" :
 				      "while writing the data");
 		if (w.write_failed)
-			e2cb_x_check_dest(x, err);
+			e2cb_x_check_dest(x, retval);
 		goto fail;
 	}
 	e2cb_x_apply_entry_meta(x, of.fd, 0, e);
-	err = e2cb_x_out_link(x, &of, name);
-	if (err) {
-		e2cb_x_report_dest(x, err, "cannot create");
+	retval = e2cb_x_out_link(x, &of, name);
+	if (retval) {
+		e2cb_x_report_dest(x, retval, "cannot create");
 		x->bytes = bytes;
-		return err;
+		return retval;
 	}
 	return 0;
 
 fail:
 	e2cb_x_out_discard(x, &of);
 	x->bytes = bytes;
-	return err;
+	return retval;
 }
 
 /*
@@ -171,31 +171,31 @@ errcode_t e2cb_x_stream_file(struct xt *x, const struct xentry *e,
 			     struct fscrypt_inode *fi)
 {
 	struct writer w;
-	errcode_t err;
+	errcode_t retval;
 
 	e2cb_xw_init(&w, x, STDOUT_FILENO, fi, e->size);
 	w.stream = 1;
-	err = feed_data(x, e, &w);
-	if (!err) {
+	retval = feed_data(x, e, &w);
+	if (!retval) {
 		/* a hole at the end */
-		err = e2cb_xw_stream_out(&w, NULL, 0, e->size);
-		w.write_failed = !!err;
+		retval = e2cb_xw_stream_out(&w, NULL, 0, e->size);
+		w.write_failed = !!retval;
 	}
-	if (err) {
+	if (retval) {
 		if (!w.reported)
-			e2cb_x_report(x, err, w.write_failed ? "cannot write "
+			e2cb_x_report(x, retval, w.write_failed ? "cannot write "
 				      "to standard output" : "while writing "
 				      "the data");
 		if (w.pos && !x->stop) {
-			x->stop = err;
+			x->stop = retval;
 			x->stop_cut = !w.write_failed;
 		} else {
-			e2cb_x_check_dest(x, err);
+			e2cb_x_check_dest(x, retval);
 		}
 		if (w.write_failed && !x->stop)
-			x->stop = err;
+			x->stop = retval;
 	}
-	return err;
+	return retval;
 }
 
 /*
@@ -206,7 +206,7 @@ errcode_t e2cb_x_extract_link(struct xt *x, int dirfd, const struct link *l)
 {
 	const char *name = e2cb_x_cur_name(x), *last;
 	char *path = strdup(l->path);
-	errcode_t err = 0;
+	errcode_t retval = 0;
 	struct stat st;
 	int pfd, fd = -1;
 
@@ -220,22 +220,22 @@ errcode_t e2cb_x_extract_link(struct xt *x, int dirfd, const struct link *l)
 	if (pfd >= 0)
 		fd = openat(pfd, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		err = errno;
-		e2cb_x_report(x, err, "cannot link to %s", l->path);
+		retval = errno;
+		e2cb_x_report(x, retval, "cannot link to %s", l->path);
 	} else if (st.st_dev != l->dev || st.st_ino != l->host_ino) {
 		e2cb_x_report(x, 0, "cannot link to %s: replaced by another "
 			      "file", l->path);
-		err = EEXIST;
+		retval = EEXIST;
 	} else if (e2cb_x_link_fd(fd, dirfd, name) < 0) {
-		err = errno;
-		e2cb_x_report_dest(x, err, "cannot link to %s", l->path);
+		retval = errno;
+		e2cb_x_report_dest(x, retval, "cannot link to %s", l->path);
 	}
 	if (fd >= 0)
 		close(fd);
 	if (pfd >= 0)
 		close(pfd);
 	free(path);
-	return err;
+	return retval;
 }
 
 errcode_t e2cb_x_extract_symlink(struct xt *x, int dirfd,
@@ -245,40 +245,40 @@ errcode_t e2cb_x_extract_symlink(struct xt *x, int dirfd,
 	const char *name = e2cb_x_cur_name(x);
 	uint8_t *target;
 	size_t len;
-	errcode_t err = 0;
+	errcode_t retval = 0;
 	int fd;
 
 	target = malloc(e->target_len + 1);
 	if (!target)
 		return ENOMEM;
 	if (fi) {
-		err = fscrypt_decrypt_symlink(fi, e->target, e->target_len,
+		retval = fscrypt_decrypt_symlink(fi, e->target, e->target_len,
 					      target, e->target_len, &len);
 	} else {
 		len = e->target_len;
 		/* an empty target (a damaged inode) has no buffer at all */
 		if (!len || memchr(e->target, 0, len))
-			err = FSCRYPT_ET_BAD_SYMLINK;
+			retval = FSCRYPT_ET_BAD_SYMLINK;
 		else
 			memcpy(target, e->target, len);
 	}
-	if (err) {
-		e2cb_x_report(x, err, "cannot read the symlink target");
+	if (retval) {
+		e2cb_x_report(x, retval, "cannot read the symlink target");
 		goto out;
 	}
 	target[len] = 0;
 	if (e2cb_x_make_room(x, dirfd, name, 0) < 0) {
-		err = EEXIST;
+		retval = EEXIST;
 		goto out;
 	}
 	if (symlinkat((char *) target, dirfd, name) < 0) {
-		err = errno;
-		e2cb_x_report_dest(x, err, "cannot create the symlink");
+		retval = errno;
+		e2cb_x_report_dest(x, retval, "cannot create the symlink");
 		goto out;
 	}
 	fd = e2cb_x_open_made(x, dirfd, name, S_IFLNK, 0);
 	if (fd < 0) {
-		err = EEXIST;
+		retval = EEXIST;
 		goto out;
 	}
 	e2cb_x_apply_entry_meta(x, fd, 1, e);
@@ -286,7 +286,7 @@ errcode_t e2cb_x_extract_symlink(struct xt *x, int dirfd,
 out:
 	fscrypt_wipe(target, e->target_len + 1);
 	free(target);
-	return err;
+	return retval;
 }
 
 errcode_t e2cb_x_extract_special(struct xt *x, int dirfd,
@@ -327,10 +327,10 @@ errcode_t e2cb_x_extract_special(struct xt *x, int dirfd,
 	if (e2cb_x_make_room(x, dirfd, name, 0) < 0)
 		return EEXIST;
 	if (mknodat(dirfd, name, mode, dev) < 0) {
-		errcode_t err = errno;
+		errcode_t retval = errno;
 
-		e2cb_x_report_dest(x, err, "cannot create");
-		return err;
+		e2cb_x_report_dest(x, retval, "cannot create");
+		return retval;
 	}
 	fd = e2cb_x_open_made(x, dirfd, name, mode & S_IFMT, dev);
 	if (fd < 0)

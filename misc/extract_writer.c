@@ -26,7 +26,7 @@ errcode_t e2cb_xw_stream_out(struct writer *w, const uint8_t *buf, size_t len,
 {
 	static const uint8_t zeros[65536];
 	uint64_t n;
-	errcode_t err;
+	errcode_t retval;
 
 	while (w->pos < off && w->pos < w->size) {
 		n = off - w->pos;
@@ -34,19 +34,19 @@ errcode_t e2cb_xw_stream_out(struct writer *w, const uint8_t *buf, size_t len,
 			n = w->size - w->pos;
 		if (n > sizeof(zeros))
 			n = sizeof(zeros);
-		err = e2cb_write_all(w->fd, zeros, n, -1);
-		if (err)
-			return err;
+		retval = e2cb_write_all(w->fd, zeros, n, -1);
+		if (retval)
+			return retval;
 		w->pos += n;
 	}
 	if (off >= w->size)
 		return 0;
 	if (len > w->size - off)
 		len = w->size - off;
-	err = e2cb_write_all(w->fd, buf, len, -1);
-	if (!err)
+	retval = e2cb_write_all(w->fd, buf, len, -1);
+	if (!retval)
 		w->pos = off + len;
-	return err;
+	return retval;
 }
 
 /* Where the data goes: its place in the file, or the stream */
@@ -64,12 +64,12 @@ static errcode_t put_data(struct writer *w, const uint8_t *buf, size_t len,
 }
 
 /* Only the first read error of all is kept, to be named */
-void e2cb_xw_read_error(struct writer *w, errcode_t err, uint64_t pos,
+void e2cb_xw_read_error(struct writer *w, errcode_t retval, uint64_t pos,
 			uint64_t byte)
 {
 	pthread_mutex_lock(&w->x->crypt_lock);
 	if (!w->read_err) {
-		w->read_err = err;
+		w->read_err = retval;
 		w->bad_pos = pos;
 		w->bad_byte = byte;
 	}
@@ -86,12 +86,12 @@ static errcode_t read_planned(struct writer *w, uint8_t *buf, uint64_t off)
 	struct read_plan *plan = BUF_PLAN(buf);
 	unsigned int bs = w->x->block_size, i;
 	uint64_t b;
-	errcode_t err = 0;
+	errcode_t retval = 0;
 
-	for (i = 0; i < plan->count && !err; i++)
-		err = e2cb_pread_all(w->read_fd, buf + plan->seg[i].dst,
+	for (i = 0; i < plan->count && !retval; i++)
+		retval = e2cb_pread_all(w->read_fd, buf + plan->seg[i].dst,
 				       plan->seg[i].len, plan->seg[i].pos);
-	if (!err)
+	if (!retval)
 		return 0;
 	i--;
 	for (b = 0; b < plan->seg[i].len; b += bs)
@@ -102,9 +102,9 @@ static errcode_t read_planned(struct writer *w, uint8_t *buf, uint64_t off)
 			break;
 	if (b >= plan->seg[i].len)
 		b = 0;
-	e2cb_xw_read_error(w, err, plan->seg[i].pos + b,
+	e2cb_xw_read_error(w, retval, plan->seg[i].pos + b,
 			   off + plan->seg[i].dst + b);
-	return err;
+	return retval;
 }
 
 /* Pipe work, on the workers, several at once: decrypt a buffer */
@@ -112,21 +112,21 @@ static errcode_t decrypt_work(void *priv, unsigned int worker, uint8_t *buf,
 			      size_t len, uint64_t off)
 {
 	struct writer *w = priv;
-	errcode_t err;
+	errcode_t retval;
 
 	if (w->plan) {
-		err = read_planned(w, buf, off);
-		if (err)
-			return err;
+		retval = read_planned(w, buf, off);
+		if (retval)
+			return retval;
 	}
 	if (w->sum_to)
 		BUF_PLAN(buf)->crc = e2cb_crc32c(0, buf, len);
 	if (w->fis[worker])
 		return fscrypt_decrypt_data(w->fis[worker], off, buf, len);
 	pthread_mutex_lock(&w->x->crypt_lock);
-	err = fscrypt_decrypt_data(w->fi, off, buf, len);
+	retval = fscrypt_decrypt_data(w->fi, off, buf, len);
 	pthread_mutex_unlock(&w->x->crypt_lock);
-	return err;
+	return retval;
 }
 
 /* Pipe emit, one buffer at a time, in order: write it out */
@@ -134,15 +134,15 @@ static errcode_t emit_data(void *priv, uint8_t *buf, size_t len,
 			   uint64_t off)
 {
 	struct writer *w = priv;
-	errcode_t err;
+	errcode_t retval;
 
 	/* in order: the archive's sum is of the data in order */
 	if (w->sum_to)
 		e2cb_source_data_sum(w->sum_to, off, len, BUF_PLAN(buf)->crc);
-	err = put_data(w, buf, len, off);
-	if (err) {
+	retval = put_data(w, buf, len, off);
+	if (retval) {
 		w->write_failed = 1;
-		return err;
+		return retval;
 	}
 	if (off < w->size)
 		w->done_bytes += w->size - off < len ? w->size - off : len;
@@ -228,12 +228,12 @@ static errcode_t w_flush(struct writer *w)
 /* Flush, and wait until the pipe has written everything */
 errcode_t e2cb_xw_finish(struct writer *w)
 {
-	errcode_t err;
+	errcode_t retval;
 
 	w_flush_last(w, 1);
-	err = e2cb_pipe_drain(w->x->pipe);
+	retval = e2cb_pipe_drain(w->x->pipe);
 	if (!w->err)
-		w->err = err;
+		w->err = retval;
 	w->x->bytes += w->done_bytes;
 	w->done_bytes = 0;
 	return w->err;

@@ -73,10 +73,10 @@ struct worker_arg {
 };
 
 /* With the lock held: the slot emitted is free again */
-static void free_slot(struct e2cb_pipe *p, struct slot *s, errcode_t err)
+static void free_slot(struct e2cb_pipe *p, struct slot *s, errcode_t retval)
 {
-	if (err && !p->err)
-		p->err = err;
+	if (retval && !p->err)
+		p->err = retval;
 	s->state = SLOT_FREE;
 	p->pending--;
 	p->emit = (p->emit + 1) % p->nbuf;
@@ -93,18 +93,18 @@ static void free_slot(struct e2cb_pipe *p, struct slot *s, errcode_t err)
 static void emit_done(struct e2cb_pipe *p)
 {
 	struct slot *s;
-	errcode_t err;
+	errcode_t retval;
 
 	if (p->emitting)
 		return;
 	p->emitting = 1;
 	while ((s = &p->slot[p->emit])->state == SLOT_DONE) {
-		err = s->err ? s->err : p->err;
+		retval = s->err ? s->err : p->err;
 		pthread_mutex_unlock(&p->lock);
-		if (!err && s->job->emit)
-			err = s->job->emit(s->priv, s->buf, s->len, s->off);
+		if (!retval && s->job->emit)
+			retval = s->job->emit(s->priv, s->buf, s->len, s->off);
 		pthread_mutex_lock(&p->lock);
-		free_slot(p, s, err);
+		free_slot(p, s, retval);
 	}
 	p->emitting = 0;
 }
@@ -114,7 +114,7 @@ static void *worker(void *arg)
 	struct e2cb_pipe *p = ((struct worker_arg *) arg)->p;
 	unsigned int id = ((struct worker_arg *) arg)->id;
 	struct slot *s;
-	errcode_t err;
+	errcode_t retval;
 
 	free(arg);
 	pthread_mutex_lock(&p->lock);
@@ -130,12 +130,12 @@ static void *worker(void *arg)
 		s->state = SLOT_TAKEN;
 		p->take = (p->take + 1) % p->nbuf;
 		/* after an error the rest only waits to be discarded */
-		err = p->err;
+		retval = p->err;
 		pthread_mutex_unlock(&p->lock);
-		if (!err && s->job->work)
-			err = s->job->work(s->priv, id, s->buf, s->len, s->off);
+		if (!retval && s->job->work)
+			retval = s->job->work(s->priv, id, s->buf, s->len, s->off);
 		pthread_mutex_lock(&p->lock);
-		s->err = err;
+		s->err = retval;
 		s->state = SLOT_DONE;
 		emit_done(p);
 	}
@@ -228,14 +228,14 @@ static errcode_t run_here(struct e2cb_pipe *p, struct slot *s,
 			  const struct e2cb_pipe_job *job, void *priv,
 			  size_t len, uint64_t off)
 {
-	errcode_t err = 0;
+	errcode_t retval = 0;
 
 	if (!p->err && job->work)
-		err = job->work(priv, 0, s->buf, len, off);
-	if (!err && !p->err && job->emit)
-		err = job->emit(priv, s->buf, len, off);
-	if (err && !p->err)
-		p->err = err;
+		retval = job->work(priv, 0, s->buf, len, off);
+	if (!retval && !p->err && job->emit)
+		retval = job->emit(priv, s->buf, len, off);
+	if (retval && !p->err)
+		p->err = retval;
 	return p->err;
 }
 
@@ -248,7 +248,7 @@ errcode_t e2cb_pipe_submit(struct e2cb_pipe *p,
 			   size_t len, uint64_t off)
 {
 	struct slot *s = &p->slot[p->fill];
-	errcode_t err = 0;
+	errcode_t retval = 0;
 
 	if (!p->nthreads)
 		return run_here(p, s, job, priv, len, off);
@@ -262,9 +262,9 @@ errcode_t e2cb_pipe_submit(struct e2cb_pipe *p,
 	p->fill = (p->fill + 1) % p->nbuf;
 	if (p->idle)
 		pthread_cond_signal(&p->work);
-	err = p->err;
+	retval = p->err;
 	pthread_mutex_unlock(&p->lock);
-	return err;
+	return retval;
 }
 
 /*
@@ -294,17 +294,17 @@ errcode_t e2cb_pipe_run(struct e2cb_pipe *p,
 /* Wait for every job; return and forget the first error */
 errcode_t e2cb_pipe_drain(struct e2cb_pipe *p)
 {
-	errcode_t err;
+	errcode_t retval;
 
 	pthread_mutex_lock(&p->lock);
 	while (p->pending) {
 		p->room_wanted = 1;
 		pthread_cond_wait(&p->room, &p->lock);
 	}
-	err = p->err;
+	retval = p->err;
 	p->err = 0;
 	pthread_mutex_unlock(&p->lock);
-	return err;
+	return retval;
 }
 
 void e2cb_pipe_free(struct e2cb_pipe *p)

@@ -106,14 +106,14 @@ static int check_prev_data(struct e2cb_reader *r, uint64_t bytes,
 static int check_trailer(struct e2cb_reader *r, const void *v, size_t len)
 {
 	const struct e2cb_trailer *t = &r->trailer;
-	errcode_t err;
+	errcode_t retval;
 
-	err = e2cb_decode_trailer(v, len, &r->trailer);
-	if (!err && (r->trailer.tflags & ~E2CB_TF_INCOMPLETE))
-		err = EXT2_ET_CRYPT_BAD_BLOB;
-	if (err)
+	retval = e2cb_decode_trailer(v, len, &r->trailer);
+	if (!retval && (r->trailer.tflags & ~E2CB_TF_INCOMPLETE))
+		retval = EXT2_ET_CRYPT_BAD_BLOB;
+	if (retval)
 		return e2cb_reader_damage(r, "the trailer is damaged (%s)",
-					  error_message(err));
+					  error_message(retval));
 	if (t->seq != r->next_seq)
 		return e2cb_reader_damage(r, "the trailer has sequence number "
 					  "%u where %u was due: entries are "
@@ -148,19 +148,19 @@ static int decode_crypt_records(struct e2cb_reader *r, struct e2cb_entry *e)
 	uint32_t mode = 0;
 	const uint8_t *dctx;
 	size_t dctx_len;
-	errcode_t err;
+	errcode_t retval;
 
 	v = find_rec(r, E2CB_REC_METADATA, &len, &dup);
 	if (!!v != !!(e->rec.rflags & E2CB_IF_METADATA) || dup)
 		return e2cb_reader_damage(r, "the metadata record is %s",
 					  rec_fault(v, dup));
 	if (v) {
-		err = ext2fs_decode_metadata_blob(v, len, &e->i_size, &e->ctx,
+		retval = ext2fs_decode_metadata_blob(v, len, &e->i_size, &e->ctx,
 						  &e->ctx_len);
-		if (err)
+		if (retval)
 			return e2cb_reader_damage(r, "the metadata record is "
 						  "damaged (%s)",
-						  error_message(err));
+						  error_message(retval));
 		if (e->i_size != e->rec.size)
 			return e2cb_reader_damage(r, "the metadata record's "
 				"i_size %llu differs from the inode's %llu",
@@ -173,11 +173,11 @@ static int decode_crypt_records(struct e2cb_reader *r, struct e2cb_entry *e)
 					  rec_fault(v, dup));
 	if (!v)
 		return 0;
-	err = ext2fs_decode_filename_blob(v, len, &e->name, &is_dir, &mode,
+	retval = ext2fs_decode_filename_blob(v, len, &e->name, &is_dir, &mode,
 					  &dctx, &dctx_len);
-	if (err)
+	if (retval)
 		return e2cb_reader_damage(r, "the name record is damaged (%s)",
-					  error_message(err));
+					  error_message(retval));
 	if (is_dir != LINUX_S_ISDIR(e->rec.mode) ||
 	    (is_dir && mode != e->rec.mode))
 		return e2cb_reader_damage(r, "the name record disagrees with "
@@ -258,16 +258,16 @@ static int decode_entry(struct e2cb_reader *r, struct e2cb_entry *e)
 	const void *v;
 	size_t len = 0;
 	int dup = 0;
-	errcode_t err;
+	errcode_t retval;
 
 	v = find_rec(r, E2CB_REC_INODE, &len, &dup);
 	if (!v || dup)
 		return e2cb_reader_damage(r, "the inode record is %s",
 					  dup ? "duplicated" : "missing");
-	err = e2cb_decode_inode(v, len, &e->rec);
-	if (err)
+	retval = e2cb_decode_inode(v, len, &e->rec);
+	if (retval)
 		return e2cb_reader_damage(r, "the inode record is damaged (%s)",
-					  error_message(err));
+					  error_message(retval));
 	if (e->rec.seq != r->next_seq)
 		return e2cb_reader_damage(r, "sequence number %u where %u was "
 					  "due: entries are missing or out of "
@@ -488,7 +488,7 @@ int e2cb_reader_check_header(struct e2cb_reader *r)
 	const void *v;
 	size_t len = 0;
 	int dup = 0;
-	errcode_t err;
+	errcode_t retval;
 
 	v = find_rec(r, E2CB_REC_HEADER, &len, &dup);
 	if (!v || dup)
@@ -497,16 +497,16 @@ int e2cb_reader_check_header(struct e2cb_reader *r)
 					  E2CB_REC_HEADER);
 	if (check_marker_entry(r, E2CB_REC_HEADER))
 		return -1;
-	err = e2cb_decode_header(v, len, &r->hdr);
-	if (err == EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION)
+	retval = e2cb_decode_header(v, len, &r->hdr);
+	if (retval == EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION)
 		return e2cb_reader_damage(r, "archive format version %u is "
 					  "not supported (this is %u)",
 					  e2cb_get_le16((const uint8_t *) v +
 							4),
 					  E2CB_FORMAT_VERSION);
-	if (err)
+	if (retval)
 		return e2cb_reader_damage(r, "the archive header is damaged "
-					  "(%s)", error_message(err));
+					  "(%s)", error_message(retval));
 	r->next_seq = 1;
 	return 0;
 }

@@ -157,7 +157,7 @@ static int spool(int in, const char *shown)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char tmpl[4096], buf[65536];
-	errcode_t err;
+	errcode_t retval;
 	ssize_t n;
 	int fd;
 
@@ -172,9 +172,9 @@ static int spool(int in, const char *shown)
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
-		err = n < 0 ? errno : e2cb_write_all(fd, buf, n, -1);
-		if (err) {
-			com_err(program_name, err, "while copying %s to %s",
+		retval = n < 0 ? errno : e2cb_write_all(fd, buf, n, -1);
+		if (retval) {
+			com_err(program_name, retval, "while copying %s to %s",
 				shown, dir);
 			close(fd);
 			return -1;

@@ -248,7 +248,7 @@ static errcode_t emit_batch(void *priv, uint8_t *buf,
 	struct job_batch *batch = (struct job_batch *) buf;
 	struct e2cb_writer *w = priv;
 	sigset_t pipe_set;
-	errcode_t err = 0;
+	errcode_t retval = 0;
 	unsigned int i;
 
 	if (!w->thread_ready) {
@@ -257,9 +257,9 @@ static errcode_t emit_batch(void *priv, uint8_t *buf,
 		pthread_sigmask(SIG_UNBLOCK, &pipe_set, NULL);
 		w->thread_ready = 1;
 	}
-	for (i = 0; i < batch->count && !err; i++)
-		err = write_entry(w, &batch->job[i]);
-	return err;
+	for (i = 0; i < batch->count && !retval; i++)
+		retval = write_entry(w, &batch->job[i]);
+	return retval;
 }
 
 static const struct e2cb_pipe_job batch_ops = { NULL, emit_batch };
@@ -279,12 +279,12 @@ static errcode_t flush_batch(struct e2cb_writer *w)
 /* Wait for the writer thread to write all that was given to it */
 static errcode_t drain_batches(struct e2cb_writer *w)
 {
-	errcode_t err;
+	errcode_t retval;
 
-	err = flush_batch(w);
-	if (!err)
-		err = e2cb_pipe_drain(w->pipe);
-	return err;
+	retval = flush_batch(w);
+	if (!retval)
+		retval = e2cb_pipe_drain(w->pipe);
+	return retval;
 }
 
 /*
@@ -297,11 +297,11 @@ static errcode_t drain_batches(struct e2cb_writer *w)
 static errcode_t next_job(struct e2cb_writer *w, uint64_t need)
 {
 	unsigned int slots = e2cb_pipe_workers(w->pipe) ? WRITER_BUFS : 1;
-	errcode_t err = 0;
+	errcode_t retval = 0;
 
 	if (w->batch && (w->batch->count == BATCH_ENTRIES ||
 			 need > IOBUF_SIZE - w->batch_used))
-		err = flush_batch(w);
+		retval = flush_batch(w);
 	if (!w->batch) {
 		w->batch = (struct job_batch *) e2cb_pipe_buffer(w->pipe);
 		w->batch->count = 0;
@@ -317,7 +317,7 @@ static errcode_t next_job(struct e2cb_writer *w, uint64_t need)
 		w->iobuf = w->syncbuf;
 		w->iobuf_room = 0;
 	}
-	return err;
+	return retval;
 }
 
 static void fill_tar_header(struct archive_entry *e, const char *path,
@@ -359,11 +359,11 @@ static void fill_tar_header(struct archive_entry *e, const char *path,
 errcode_t e2cb_writer_begin(struct e2cb_writer *w, const char *path,
 			    const struct e2cb_inode_rec *r, uint64_t need)
 {
-	errcode_t err;
+	errcode_t retval;
 
-	err = next_job(w, need);
-	if (err)
-		return err;
+	retval = next_job(w, need);
+	if (retval)
+		return retval;
 	archive_entry_clear(w->entry);
 	w->rec = *r;
 	w->rec.path_crc = e2cb_crc32c(~0U, path, strlen(path));
@@ -554,11 +554,11 @@ static void fill_job(struct e2cb_writer *w, struct entry_job *j,
 static errcode_t send_now(struct e2cb_writer *w)
 {
 	struct entry_job now;
-	errcode_t err;
+	errcode_t retval;
 
-	err = drain_batches(w);
-	if (err)
-		return err;
+	retval = drain_batches(w);
+	if (retval)
+		return retval;
 	fill_job(w, &now, w->inline_len ? w->inline_data :
 		 w->at_hand ? w->iobuf : NULL);
 	if (now.data)
@@ -676,12 +676,12 @@ errcode_t e2cb_writer_trailer(struct e2cb_writer *w,
 {
 	struct e2cb_trailer t;
 	uint8_t buf[E2CB_TRAILER_REC_SIZE];
-	errcode_t err;
+	errcode_t retval;
 
 	/* the last entries first: the trailer sums them up */
-	err = drain_batches(w);
-	if (err)
-		return err;
+	retval = drain_batches(w);
+	if (retval)
+		return retval;
 	t = *counts;
 	t.seq = ++w->seq;
 	t.tflags = t.skipped ? E2CB_TF_INCOMPLETE : 0;
@@ -702,11 +702,11 @@ static la_ssize_t write_output(struct archive *a, void *priv,
 			       const void *buf, size_t len)
 {
 	struct e2cb_writer *w = priv;
-	errcode_t err;
+	errcode_t retval;
 
-	err = e2cb_outfile_write(w->out, buf, len);
-	if (err) {
-		archive_set_error(a, err, "Write error");
+	retval = e2cb_outfile_write(w->out, buf, len);
+	if (retval) {
+		archive_set_error(a, retval, "Write error");
 		return -1;
 	}
 	return len;
@@ -716,11 +716,11 @@ static la_ssize_t write_output(struct archive *a, void *priv,
 static int close_output(struct archive *a, void *priv)
 {
 	struct e2cb_writer *w = priv;
-	errcode_t err;
+	errcode_t retval;
 
-	err = e2cb_outfile_flush(w->out);
-	if (err) {
-		archive_set_error(a, err, "Write error");
+	retval = e2cb_outfile_flush(w->out);
+	if (retval) {
+		archive_set_error(a, retval, "Write error");
 		return ARCHIVE_FATAL;
 	}
 	return ARCHIVE_OK;
@@ -847,23 +847,23 @@ errcode_t e2cb_writer_open_fd(int fd, const char *name, const char *compress,
  * @err says why: all that was queued is written out.  Returns the
  * first error, reported.
  */
-errcode_t e2cb_writer_finish(struct e2cb_writer *w, errcode_t err)
+errcode_t e2cb_writer_finish(struct e2cb_writer *w, errcode_t retval)
 {
 	errcode_t e;
 
-	if (w->pipe && (e = e2cb_pipe_drain(w->pipe)) != 0 && !err)
-		err = e;
-	if (!err && archive_write_close(w->a) != ARCHIVE_OK)
-		err = archive_err(w, "at the end", "");
+	if (w->pipe && (e = e2cb_pipe_drain(w->pipe)) != 0 && !retval)
+		retval = e;
+	if (!retval && archive_write_close(w->a) != ARCHIVE_OK)
+		retval = archive_err(w, "at the end", "");
 	/* what libarchive still writes of a failed archive goes nowhere */
-	if (err)
+	if (retval)
 		e2cb_outfile_discard(w->out);
 	e = e2cb_outfile_drain(w->out);
-	if (e && !err) {
+	if (e && !retval) {
 		com_err(program_name, e, "while writing %s", w->dest);
-		err = e;
+		retval = e;
 	}
-	return err;
+	return retval;
 }
 
 /*
