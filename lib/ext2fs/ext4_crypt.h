@@ -258,6 +258,11 @@ extern errcode_t ext2fs_dx_lookup(ext2_filsys fs, ext2_ino_t dir,
 /* crypt_link.c */
 /* The directory entry's file type of an inode of mode @mode */
 extern int ext2fs_mode_to_file_type(unsigned int mode);
+extern void ext2fs_fill_raw_dirent(ext2_filsys fs, struct ext2_dir_entry *de,
+				   const struct ext4_encrypted_name *n,
+				   ext2_ino_t ino, int file_type);
+extern errcode_t ext2fs_dir_add_block(ext2_filsys fs, ext2_ino_t dir,
+				      char *buf, blk64_t *lblk_ret);
 extern errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 				 const struct ext4_encrypted_name *n,
 				 ext2_ino_t ino, int file_type, blk64_t *hint);
