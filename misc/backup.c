@@ -27,9 +27,23 @@
 #define READAHEAD_BYTES	(16 << 20)
 #define MAX_DEPTH	4096
 
+/*
+ * A name of the directory being listed, its bytes in the list's pool:
+ * a directory of a million names is held in some 60 bytes a name, not
+ * in a struct child (272 bytes) each.
+ */
+struct child_ref {
+	ext2_ino_t ino;
+	uint32_t off;			/* of the name in the pool */
+	uint32_t hash, minor_hash;
+	uint8_t name_len, has_hash, file_type;
+};
+
 struct child_list {
-	struct child *c;
+	struct child_ref *c;
 	size_t count, size;
+	uint8_t *names;			/* the pool */
+	size_t names_len, names_size;
 	struct ext2_inode dir;
 	ext2_ino_t dir_ino;
 	struct backup *b;
@@ -250,25 +264,46 @@ out:
 	return fatal;
 }
 
+/* Keep @n of inode @ino in the list: 0, or DIRENT_ABORT without memory */
+static int keep_child(struct child_list *cl, ext2_ino_t ino,
+		      const struct ext4_encrypted_name *n)
+{
+	struct child_ref *r;
+
+	if (e2cb_grow((void **) &cl->c, &cl->size, cl->count,
+		      sizeof(*cl->c)) ||
+	    e2cb_grow_to((void **) &cl->names, &cl->names_size,
+			 cl->names_len + n->name_len, 1) ||
+	    cl->names_len + n->name_len > UINT32_MAX) {
+		cl->retval = EXT2_ET_NO_MEMORY;
+		return DIRENT_ABORT;
+	}
+	r = &cl->c[cl->count++];
+	r->ino = ino;
+	r->off = cl->names_len;
+	r->name_len = n->name_len;
+	r->has_hash = n->has_hash;
+	r->file_type = n->file_type;
+	r->hash = n->hash;
+	r->minor_hash = n->minor_hash;
+	memcpy(cl->names + cl->names_len, n->name, n->name_len);
+	cl->names_len += n->name_len;
+	return 0;
+}
+
 static int collect_proc(ext2_filsys fs, struct ext2_dir_entry *de,
 			unsigned int rec_space, void *priv)
 {
 	struct child_list *cl = priv;
 	int len = ext2fs_dirent_name_len(de);
-	struct child *c;
+	struct ext4_encrypted_name n;
 	errcode_t retval;
 
 	if (de->name[0] == '.' && (len == 1 || (len == 2 &&
 						de->name[1] == '.')))
 		return 0;
-	if (e2cb_grow((void **) &cl->c, &cl->size, cl->count, sizeof(*cl->c))) {
-		cl->retval = EXT2_ET_NO_MEMORY;
-		return DIRENT_ABORT;
-	}
-	c = &cl->c[cl->count];
-	c->ino = de->inode;
 	retval = ext2fs_dirent_encrypted_name(fs, &cl->dir, de, rec_space,
-					      &c->name);
+					      &n);
 	if (retval) {
 		com_err(program_name, retval, "in directory inode %u (%s), "
 			"in the entry of inode %u; skipped", cl->dir_ino,
@@ -276,14 +311,29 @@ static int collect_proc(ext2_filsys fs, struct ext2_dir_entry *de,
 		cl->b->wk.skipped++;
 		return 0;
 	}
-	cl->count++;
-	return 0;
+	return keep_child(cl, de->inode, &n);
+}
+
+/* The @i-th name of the list, whole, for the walk of its entry */
+static void get_child(const struct child_list *cl, size_t i,
+		      struct child *c)
+{
+	const struct child_ref *r = &cl->c[i];
+
+	memset(&c->name, 0, sizeof(c->name));
+	c->ino = r->ino;
+	c->name.name_len = r->name_len;
+	c->name.has_hash = r->has_hash;
+	c->name.file_type = r->file_type;
+	c->name.hash = r->hash;
+	c->name.minor_hash = r->minor_hash;
+	memcpy(c->name.name, cl->names + r->off, r->name_len);
 }
 
 static int cmp_child_ino(const void *a, const void *b)
 {
-	ext2_ino_t x = ((const struct child *) a)->ino;
-	ext2_ino_t y = ((const struct child *) b)->ino;
+	ext2_ino_t x = ((const struct child_ref *) a)->ino;
+	ext2_ino_t y = ((const struct child_ref *) b)->ino;
 
 	return x < y ? -1 : x > y;
 }
@@ -361,6 +411,7 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 			    struct ext2_inode_large *dir_inode, int depth)
 {
 	struct child_list cl;
+	struct child *c = NULL;		/* the one walked, whole */
 	int parent_enc = !!(dir_inode->i_flags & EXT4_ENCRYPT_FL);
 	size_t i, old_len = b->path.len, ra_next = 0, ra_from = 0;
 	errcode_t retval = 0;
@@ -388,10 +439,10 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 				 dir_damage_proc, &cl);
 	if (!retval)
 		retval = cl.retval;
-	if (retval) {
-		free(cl.c);
-		return retval;
-	}
+	if (!retval && !(c = malloc(sizeof(*c))))
+		retval = EXT2_ET_NO_MEMORY;
+	if (retval)
+		goto out;
 	/* inode order reads the inode tables, and mostly the data, in order */
 	if (cl.count > 1)
 		qsort(cl.c, cl.count, sizeof(*cl.c), cmp_child_ino);
@@ -408,28 +459,30 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 			ra_from = ra_next;
 			ra_next = readahead_children(b, &cl, ra_next);
 		}
-		if (!cl.c[i].ino ||
-		    cl.c[i].ino > b->fs->super->s_inodes_count) {
+		get_child(&cl, i, c);
+		if (!c->ino || c->ino > b->fs->super->s_inodes_count) {
 			com_err(program_name, 0, "in directory inode %u (%s): "
 				"entry with bad inode number %u; skipped", dir,
-				shown_path(b), cl.c[i].ino);
+				shown_path(b), c->ino);
 			b->wk.skipped++;
 			continue;
 		}
-		if (depth == 1 && b->only_ino && !only_child(b, &cl.c[i]))
+		if (depth == 1 && b->only_ino && !only_child(b, c))
 			continue;
-		if (push_child_path(b, &cl.c[i], parent_enc)) {
+		if (push_child_path(b, c, parent_enc)) {
 			com_err(program_name, 0, "in directory inode %u (%s): "
 				"entry with '/' or NUL in its name; skipped",
 				dir, shown_path(b));
 			b->wk.skipped++;
 			continue;
 		}
-		retval = backup_one(b, cl.c[i].ino, &cl.c[i], parent_enc,
-				    depth);
+		retval = backup_one(b, c->ino, c, parent_enc, depth);
 		e2cb_path_cut(&b->path, old_len);
 	}
+out:
+	free(c);
 	free(cl.c);
+	free(cl.names);
 	return retval;
 }
 

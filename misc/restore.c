@@ -338,6 +338,7 @@ static int write_entries(struct restore *rs)
 	struct write_pass wp = { .rs = rs };
 	struct e2cb_sink sink = { .entry = write_one, .priv = &wp };
 	const uint8_t *d;
+	errcode_t flushed;
 	int ret;
 
 	if (e2cb_source_rewind(rs->src))
@@ -352,6 +353,13 @@ static int write_entries(struct restore *rs)
 		e2cb_restore_fault_arm(rs->done_entries);
 		wp.retval = e2cb_restore_close_dirs(rs, 0);
 		e2cb_restore_fault_arm(-1);
+	}
+	/* stopped or not, what the directories hold goes to disk */
+	flushed = e2cb_restore_flush_dirs(rs);
+	if (flushed) {
+		com_err(program_name, flushed, "while writing the names of "
+			"the open directories");
+		return E2CB_EXIT_ERROR;
 	}
 	show_progress(rs, &wp.last, 1);
 	if (stop_signal)
@@ -370,6 +378,10 @@ static int write_entries(struct restore *rs)
 
 static void restore_free(struct restore *rs)
 {
+	size_t i;
+
+	for (i = 0; i < rs->depth; i++)
+		ext2fs_dir_append_free(&rs->stack[i].app);
 	free(rs->stack);
 	e2cb_restore_plan_free(&rs->plan);
 	e2cb_restore_fill_free(&rs->fill);

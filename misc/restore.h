@@ -21,9 +21,10 @@
 /* A directory of the writing pass, open for its entries */
 struct dir_frame {
 	ext2_ino_t ino;
-	blk64_t hint;			/* last block we linked into */
+	struct ext2fs_dir_append app;	/* its last block, being filled */
 	int encrypted;
 	int made;			/* by us: it may go inline */
+	int write_through;		/* each name on disk when linked */
 };
 
 /* Inode numbers of the archive and the ones they get */
@@ -198,14 +199,20 @@ extern errcode_t e2cb_restore_entry(struct restore *rs,
 extern errcode_t e2cb_restore_close_dirs(struct restore *rs,
 					 unsigned int depth);
 extern errcode_t e2cb_restore_reserve_dir(struct restore *rs);
+extern void e2cb_restore_frame_init(struct restore *rs, struct dir_frame *f,
+				    ext2_ino_t ino, int encrypted);
+extern errcode_t e2cb_restore_frame_close(struct dir_frame *f);
+extern errcode_t e2cb_restore_flush_dirs(struct restore *rs);
+extern errcode_t e2cb_restore_link(struct dir_frame *dir,
+				   const struct ext4_encrypted_name *n,
+				   ext2_ino_t ino, uint32_t mode);
 extern errcode_t e2cb_restore_push_dir(struct restore *rs, ext2_ino_t ino,
 				       int encrypted);
 extern errcode_t e2cb_restore_bump_dir_links(struct restore *rs,
 					     ext2_ino_t dir);
 extern void e2cb_restore_note_link(struct restore *rs, ext2_ino_t from,
 				   ext2_ino_t to);
-extern void e2cb_restore_unlink_name(struct restore *rs,
-				     struct dir_frame *dir,
+extern void e2cb_restore_unlink_name(struct dir_frame *dir,
 				     const struct ext4_encrypted_name *n,
 				     ext2_ino_t ino);
 

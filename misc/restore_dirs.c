@@ -3,7 +3,10 @@
  *
  * Entries come in pre-order: the open directories form a stack, each
  * name is linked into the top one, and a directory that has all its
- * names is indexed or put inline as the kernel would hold it.
+ * names is indexed or put inline as the kernel would hold it.  Each open
+ * directory keeps its last block in memory (lib/ext2fs/dir_append.c):
+ * names go at its end and the block is written once, when full or when
+ * the directory closes, not once per name.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -37,24 +40,42 @@ static struct dir_frame *find_parent(struct restore *rs,
  */
 errcode_t e2cb_restore_close_dirs(struct restore *rs, unsigned int depth)
 {
+	struct dir_frame *f;
 	errcode_t retval = 0;
 
 	while (rs->depth > depth && !retval) {
+		f = &rs->stack[rs->depth - 1];
+		/* its last names on disk first: a failure keeps it open */
+		retval = e2cb_restore_frame_close(f);
+		if (retval)
+			break;
 		rs->depth--;
-		if (rs->stack[rs->depth].made) {
-			retval = ext2fs_dir_make_inline(rs->fs,
-						rs->stack[rs->depth].ino,
-						rs->ea_share);
+		if (f->made) {
+			retval = ext2fs_dir_make_inline(rs->fs, f->ino,
+							rs->ea_share);
 			if (retval)
 				break;
 		}
-		retval = ext2fs_dx_index_dir(rs->fs,
-					     rs->stack[rs->depth].ino);
+		retval = ext2fs_dx_index_dir(rs->fs, f->ino);
 		if (retval == EXT2_ET_DIR_NO_SPACE ||
 		    retval == EXT2_ET_BLOCK_ALLOC_FAIL) {
 			rs->unindexed++;
 			retval = 0;
 		}
+	}
+	return retval;
+}
+
+/* Write what the open directories hold in memory, and let them go */
+errcode_t e2cb_restore_flush_dirs(struct restore *rs)
+{
+	errcode_t retval = 0, err;
+	size_t i;
+
+	for (i = 0; i < rs->depth; i++) {
+		err = e2cb_restore_frame_close(&rs->stack[i]);
+		if (err && !retval)
+			retval = err;
 	}
 	return retval;
 }
@@ -68,22 +89,57 @@ errcode_t e2cb_restore_reserve_dir(struct restore *rs)
 	return 0;
 }
 
+void e2cb_restore_frame_init(struct restore *rs, struct dir_frame *f,
+			     ext2_ino_t ino, int encrypted)
+{
+	memset(f, 0, sizeof(*f));
+	f->ino = ino;
+	f->encrypted = encrypted;
+	ext2fs_dir_append_init(&f->app, rs->fs, ino);
+}
+
+/* The directory's names on disk, and its block let go once they are */
+errcode_t e2cb_restore_frame_close(struct dir_frame *f)
+{
+	errcode_t retval;
+
+	retval = ext2fs_dir_append_flush(&f->app);
+	if (!retval)
+		ext2fs_dir_append_free(&f->app);
+	return retval;
+}
+
 errcode_t e2cb_restore_push_dir(struct restore *rs, ext2_ino_t ino,
 				int encrypted)
 {
-	struct dir_frame *f;
 	errcode_t retval;
 
 	retval = e2cb_restore_reserve_dir(rs);
 	if (retval)
 		return retval;
-	f = &rs->stack[rs->depth];
-	f->ino = ino;
-	f->hint = 0;
-	f->encrypted = encrypted;
-	f->made = 0;
+	e2cb_restore_frame_init(rs, &rs->stack[rs->depth], ino, encrypted);
 	rs->depth++;
 	return 0;
+}
+
+/*
+ * Link @ino into @dir as @n: written when its block is full or the
+ * directory closed, or at once into a directory written through.
+ */
+errcode_t e2cb_restore_link(struct dir_frame *dir,
+			    const struct ext4_encrypted_name *n,
+			    ext2_ino_t ino, uint32_t mode)
+{
+	errcode_t retval;
+
+	retval = ext2fs_dir_append(&dir->app, n, ino,
+				   ext2fs_mode_to_file_type(mode));
+	if (retval || !dir->write_through)
+		return retval;
+	retval = ext2fs_dir_append_flush(&dir->app);
+	if (retval)
+		ext2fs_dir_append_undo(&dir->app, n, ino);
+	return retval;
 }
 
 /*
@@ -157,13 +213,13 @@ void e2cb_restore_note_link(struct restore *rs, ext2_ino_t from, ext2_ino_t to)
 }
 
 /* Take back the name @n of @ino in @dir: an entry that failed after it */
-void e2cb_restore_unlink_name(struct restore *rs, struct dir_frame *dir,
+void e2cb_restore_unlink_name(struct dir_frame *dir,
 			      const struct ext4_encrypted_name *n,
 			      ext2_ino_t ino)
 {
 	errcode_t retval;
 
-	retval = ext2fs_unlink_raw(rs->fs, dir->ino, n, ino);
+	retval = ext2fs_dir_append_undo(&dir->app, n, ino);
 	if (retval)
 		com_err(program_name, retval, "while taking back a name in "
 			"directory %u", dir->ino);
@@ -180,13 +236,12 @@ static errcode_t restore_hardlink(struct restore *rs, struct dir_frame *dir,
 
 	if (!ino)
 		return EXT2_ET_FILE_NOT_FOUND;
-	retval = ext2fs_link_raw(rs->fs, dir->ino, n, ino,
-				 ext2fs_mode_to_file_type(e->rec.mode), &dir->hint);
+	retval = e2cb_restore_link(dir, n, ino, e->rec.mode);
 	if (retval)
 		return retval;
 	retval = bump_links(rs->fs, ino);
 	if (retval)
-		e2cb_restore_unlink_name(rs, dir, n, ino);
+		e2cb_restore_unlink_name(dir, n, ino);
 	return retval;
 }
 
@@ -262,6 +317,12 @@ errcode_t e2cb_restore_entry(struct restore *rs, const struct e2cb_entry *e)
 		if (retval)
 			return retval;
 	}
+	/* before @dir points into the stack, which this may move */
+	if (LINUX_S_ISDIR(e->rec.mode)) {
+		retval = e2cb_restore_reserve_dir(rs);
+		if (retval)
+			return retval;
+	}
 	dir = find_parent(rs, e);
 	if (!dir)
 		return EXT2_ET_DIR_CORRUPTED;
@@ -270,8 +331,11 @@ errcode_t e2cb_restore_entry(struct restore *rs, const struct e2cb_entry *e)
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	if (rs->lost_found_merge && dir->ino == EXT2_ROOT_INO &&
 	    LINUX_S_ISDIR(e->rec.mode) && !strcmp(e->path, "lost+found")) {
-		retval = e2cb_lookup_raw(rs->fs, dir->ino, n.name, n.name_len,
-					 &existing);
+		/* the lookup reads the directory on disk */
+		retval = ext2fs_dir_append_flush(&dir->app);
+		if (!retval)
+			retval = e2cb_lookup_raw(rs->fs, dir->ino, n.name,
+						 n.name_len, &existing);
 		if (!retval)
 			return merge_lost_found(rs, e, existing);
 		/* a read error must not make a second lost+found */

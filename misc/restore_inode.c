@@ -389,15 +389,13 @@ errcode_t e2cb_restore_inode(struct restore *rs, struct dir_frame *dir,
 	/* the parent's blocks are not the inode's */
 	e2cb_restore_take_end(rs);
 	if (!retval)
-		retval = ext2fs_link_raw(fs, dir->ino, n, ino,
-					 ext2fs_mode_to_file_type(e->rec.mode),
-					 &dir->hint);
+		retval = e2cb_restore_link(dir, n, ino, e->rec.mode);
 	if (retval)
 		goto undo;
 	if (is_dir) {
 		retval = e2cb_restore_bump_dir_links(rs, dir->ino);
 		if (retval) {
-			e2cb_restore_unlink_name(rs, dir, n, ino);
+			e2cb_restore_unlink_name(dir, n, ino);
 			goto undo;
 		}
 		/* e2fsck wants /lost+found in a block: not ours to inline */

@@ -314,9 +314,13 @@ static errcode_t make_path_dir(struct restore *rs, ext2_ino_t parent,
 	memset(&n, 0, sizeof(n));
 	n.name_len = len;
 	memcpy(n.name, name, len);
-	memset(&frame, 0, sizeof(frame));
-	frame.ino = parent;
+	e2cb_restore_frame_init(rs, &frame, parent, 0);
+	/* the name on disk before the inode is ours, or taken back */
+	frame.write_through = 1;
 	retval = e2cb_restore_inode(rs, &frame, &e, &n);
+	if (!retval)
+		retval = e2cb_restore_frame_close(&frame);
+	ext2fs_dir_append_free(&frame.app);
 	if (retval)
 		return retval;
 	/* it was pushed as a new directory: take it back off */

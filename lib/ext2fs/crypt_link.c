@@ -48,15 +48,18 @@ static unsigned int name_rec_len(const struct ext4_encrypted_name *n)
 	return ext2fs_dir_rec_len(n->name_len, n->has_hash);
 }
 
-static void fill_dirent(struct raw_link *rl, struct ext2_dir_entry *de)
+/*
+ * Fill @de (its rec_len aside) with @ino under the raw name @n, and the
+ * casefold hash after the name when @n has one.
+ */
+void ext2fs_fill_raw_dirent(ext2_filsys fs, struct ext2_dir_entry *de,
+			    const struct ext4_encrypted_name *n,
+			    ext2_ino_t ino, int file_type)
 {
-	const struct ext4_encrypted_name *n = rl->name;
-
-	de->inode = rl->ino;
+	de->inode = ino;
 	ext2fs_dirent_set_name_len(de, n->name_len);
 	ext2fs_dirent_set_file_type(de,
-		ext2fs_has_feature_filetype(rl->fs->super) ?
-		rl->file_type : 0);
+		ext2fs_has_feature_filetype(fs->super) ? file_type : 0);
 	memcpy(de->name, n->name, n->name_len);
 	if (n->has_hash) {
 		__u8 *h = (__u8 *) de->name +
@@ -126,7 +129,7 @@ static int raw_link_proc(ext2_ino_t dir EXT2FS_ATTR((unused)),
 	} else if (cur < need) {
 		return ret;
 	}
-	fill_dirent(rl, de);
+	ext2fs_fill_raw_dirent(rl->fs, de, rl->name, rl->ino, rl->file_type);
 	rl->done = 1;
 	return DIRENT_ABORT | DIRENT_CHANGED;
 }
@@ -338,32 +341,65 @@ errout:
 	return retval;
 }
 
+/* ext2fs_dir_add_block() with clusters: ext2fs_expand_dir()'s block */
+static errcode_t add_cluster_block(ext2_filsys fs, ext2_ino_t dir,
+				   char *buf, blk64_t *lblk_ret)
+{
+	struct ext2_inode diri;
+	blk64_t lblk, pblk;
+	errcode_t retval;
+
+	retval = ext2fs_expand_dir(fs, dir);
+	if (!retval)
+		retval = ext2fs_read_inode(fs, dir, &diri);
+	if (retval)
+		return retval;
+	lblk = EXT2_I_SIZE(&diri) / fs->blocksize - 1;
+	if (lblk_ret)
+		*lblk_ret = lblk;
+	if (!buf)
+		return 0;
+	retval = ext2fs_bmap2(fs, dir, &diri, NULL, 0, lblk, NULL, &pblk);
+	if (!retval && !pblk)
+		retval = EXT2_ET_DIR_CORRUPTED;
+	if (!retval)
+		retval = ext2fs_write_dir_block4(fs, pblk, buf, 0,
+						 dir);
+	return retval;
+}
+
 /*
- * Give @dir one more, empty, block: what ext2fs_expand_dir() does, but
- * taken back whole should a write fail, where that one would keep the
- * block it allocated.  With clusters, whose blocks ext2fs_expand_dir()
- * knows to fill in turn, it is left to that.
+ * Give @dir one more block holding @buf (an empty directory block when
+ * NULL; its dirent tail is set as it is written), and say which it is in
+ * @lblk_ret: what ext2fs_expand_dir() does, but taken back whole should
+ * a write fail, where that one would keep the block it allocated.  With
+ * clusters, whose blocks ext2fs_expand_dir() knows to fill in turn, the
+ * block is added by that and @buf written over it.
  */
-static errcode_t expand_dir(ext2_filsys fs, ext2_ino_t dir)
+errcode_t ext2fs_dir_add_block(ext2_filsys fs, ext2_ino_t dir,
+			       char *buf, blk64_t *lblk_ret)
 {
 	struct ext2_inode diri;
 	blk64_t lblk, blk, mapped = 0;
-	char *buf = NULL;
+	char *empty = NULL;
 	errcode_t retval;
 
 	if (EXT2FS_CLUSTER_RATIO(fs) > 1)
-		return ext2fs_expand_dir(fs, dir);
+		return add_cluster_block(fs, dir, buf, lblk_ret);
 	retval = ext2fs_read_inode(fs, dir, &diri);
 	if (retval)
 		return retval;
 	lblk = EXT2_I_SIZE(&diri) / fs->blocksize;
 	retval = ext2fs_new_block2(fs, ext2fs_find_inode_goal(fs, dir, &diri,
 				   lblk), NULL, &blk);
+	if (!retval && !buf) {
+		retval = ext2fs_new_dir_block(fs, 0, 0, &empty);
+		buf = empty;
+	}
 	if (!retval)
-		retval = ext2fs_new_dir_block(fs, 0, 0, &buf);
-	if (!retval)
-		retval = ext2fs_write_dir_block4(fs, blk, buf, 0, dir);
-	ext2fs_free_mem(&buf);
+		retval = ext2fs_write_dir_block4(fs, blk, buf, 0,
+						 dir);
+	ext2fs_free_mem(&empty);
 	if (retval)
 		return retval;
 	ext2fs_block_alloc_stats2(fs, blk, +1);
@@ -376,8 +412,11 @@ static errcode_t expand_dir(ext2_filsys fs, ext2_ino_t dir)
 				(lblk + 1) * fs->blocksize);
 	if (!retval)
 		retval = ext2fs_write_inode(fs, dir, &diri);
-	if (!retval)
+	if (!retval) {
+		if (lblk_ret)
+			*lblk_ret = lblk;
 		return 0;
+	}
 	/* back to the size it had, and the block freed */
 	if (ext2fs_bmap2(fs, dir, &diri, NULL, 0, lblk, NULL, &mapped) ||
 	    mapped != blk)
@@ -472,13 +511,11 @@ errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 	if (retval != EXT2_ET_DIR_NO_SPACE)
 		return retval;
 expand:
-	retval = expand_dir(fs, dir);
+	retval = ext2fs_dir_add_block(fs, dir, NULL, &last);
+	if (!retval)
+		retval = ext2fs_read_inode(fs, dir, &diri);
 	if (retval)
 		return retval;
-	retval = ext2fs_read_inode(fs, dir, &diri);
-	if (retval)
-		return retval;
-	last = EXT2_I_SIZE(&diri) / fs->blocksize - 1;
 	retval = link_in_block(fs, dir, &diri, last, &rl);
 	if (!retval && hint)
 		*hint = last;

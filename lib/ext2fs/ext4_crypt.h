@@ -258,12 +258,45 @@ extern errcode_t ext2fs_dx_lookup(ext2_filsys fs, ext2_ino_t dir,
 /* crypt_link.c */
 /* The directory entry's file type of an inode of mode @mode */
 extern int ext2fs_mode_to_file_type(unsigned int mode);
+extern void ext2fs_fill_raw_dirent(ext2_filsys fs, struct ext2_dir_entry *de,
+				   const struct ext4_encrypted_name *n,
+				   ext2_ino_t ino, int file_type);
+extern errcode_t ext2fs_dir_add_block(ext2_filsys fs, ext2_ino_t dir,
+				      char *buf, blk64_t *lblk_ret);
 extern errcode_t ext2fs_link_raw(ext2_filsys fs, ext2_ino_t dir,
 				 const struct ext4_encrypted_name *n,
 				 ext2_ino_t ino, int file_type, blk64_t *hint);
 extern errcode_t ext2fs_unlink_raw(ext2_filsys fs, ext2_ino_t dir,
 				   const struct ext4_encrypted_name *n,
 				   ext2_ino_t ino);
+
+/* dir_append.c: a directory filled a block at a time */
+struct ext2fs_dir_append {
+	ext2_filsys fs;
+	ext2_ino_t dir;
+	int state;
+	int has_hash;		/* casefolded encrypted: hashes kept */
+	unsigned int csum_size;
+	char *buf;		/* the block being filled */
+	blk64_t lblk;		/* which it is; ~0: new, not allocated */
+	int dirty;		/* not written as it is */
+	unsigned int last;	/* offset of its last entry, ~0U: none */
+	unsigned int tail;	/* where its free room starts */
+	unsigned int undo_last, undo_tail;	/* before the last name */
+	int undo_ok;
+	blk64_t hint;		/* an indexed directory's, for link_raw */
+};
+
+extern void ext2fs_dir_append_init(struct ext2fs_dir_append *a,
+				   ext2_filsys fs, ext2_ino_t dir);
+extern errcode_t ext2fs_dir_append(struct ext2fs_dir_append *a,
+				   const struct ext4_encrypted_name *n,
+				   ext2_ino_t ino, int file_type);
+extern errcode_t ext2fs_dir_append_undo(struct ext2fs_dir_append *a,
+					const struct ext4_encrypted_name *n,
+					ext2_ino_t ino);
+extern errcode_t ext2fs_dir_append_flush(struct ext2fs_dir_append *a);
+extern void ext2fs_dir_append_free(struct ext2fs_dir_append *a);
 
 /* stored_data.c */
 extern errcode_t ext2fs_stored_runs_iterate(ext2_filsys fs, ext2_ino_t ino,
