@@ -77,10 +77,10 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
  * directory goes with what is in it.
  */
 static void skip_entry(struct backup *b, ext2_ino_t ino,
-		       const struct ext2_inode_large *inode, errcode_t err,
+		       const struct ext2_inode_large *inode, errcode_t retval,
 		       const char *what)
 {
-	com_err(program_name, err, "while %s inode %u (%s); skipped%s", what,
+	com_err(program_name, retval, "while %s inode %u (%s); skipped%s", what,
 		ino, shown_path(b), inode && LINUX_S_ISDIR(inode->i_mode) ?
 		", with all that is in the directory" : "");
 	b->wk.skipped++;
