@@ -252,4 +252,8 @@ extern uint32_t e2cb_get_umask(void);
 extern void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d,
 				  char *buf, size_t size);
 
+/* extract_meta.c */
+extern void *e2cb_acl_to_vfs(const uint8_t *v, size_t len,
+			     size_t *out_len);
+
 #endif /* E2CRYPTBAK_H */
