@@ -102,6 +102,7 @@ extern void e2cb_backup_summary(const struct e2cb_backup_opts *opts,
 				const struct e2cb_backup_counts *c,
 				const struct timespec *t0);
 extern int e2cb_restore(const struct e2cb_restore_opts *opts);
+extern int e2cb_restore_online(const struct e2cb_restore_opts *opts);
 extern int e2cb_copy(const struct e2cb_copy_opts *opts);
 extern int e2cb_list(const char *archive_name, int long_format,
 		     const char *const *fscrypt_dirs, int nfscrypt_dirs);
