@@ -374,6 +374,11 @@ static int write_pass(struct ro *ro)
 	if (ro->retval) {
 		com_err(program_name, ro->retval, "while restoring %s",
 			ro->at ? ro->at->path : "the last directories");
+		if (ro->retval == EOPNOTSUPP && ro->at &&
+		    (ro->at->rec.iflags & EXT4_CASEFOLD_FL))
+			com_err(program_name, 0, "%s: a casefolded directory "
+				"needs the casefold feature (tune2fs -O "
+				"casefold, unmounted)", ro->target);
 		return E2CB_EXIT_ERROR;
 	}
 	if (ret)
