@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -327,6 +328,19 @@ static errcode_t make_entry(struct ro *ro, const struct e2cb_entry *e,
 	return retval;
 }
 
+/* -p: the entries made so far, once a second and at the end */
+static void show_progress(struct ro *ro, int done)
+{
+	time_t now = time(NULL);
+
+	if (!ro->rs.opts->progress || (!done && now == ro->last))
+		return;
+	ro->last = now;
+	fprintf(stderr, "\r%s: %llu/%llu entries%s", program_name,
+		(unsigned long long) ro->rs.done_entries,
+		(unsigned long long) ro->rs.plan.entries, done ? "\n" : "");
+}
+
 /* One entry of the writing pass: 1 to stop, with ro->retval */
 static int write_one(void *priv, struct e2cb_source *src,
 		     const struct e2cb_entry *e)
@@ -344,6 +358,7 @@ static int write_one(void *priv, struct e2cb_source *src,
 	if (ro->retval)
 		return 1;
 	rs->done_entries++;
+	show_progress(ro, 0);
 	return 0;
 }
 
@@ -361,6 +376,7 @@ static int write_pass(struct ro *ro)
 	if (d && memcmp(rs->plan.hdr_digest, d, sizeof(rs->plan.hdr_digest)))
 		return e2cb_restore_changed(rs, "its header");
 	ret = e2cb_source_run(rs->src, &sink);
+	show_progress(ro, 1);
 	if (!ret && !e2cb_restore_stopped()) {
 		ro->at = NULL;
 		ro->retval = close_dirs(ro, 0);

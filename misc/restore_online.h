@@ -14,6 +14,7 @@
 #define E2CB_RESTORE_ONLINE_H
 
 #include <stdint.h>
+#include <time.h>
 #include "restore.h"
 #include "online_uapi.h"
 
@@ -79,6 +80,7 @@ struct ro {
 	uint32_t bs;
 	uint64_t made_count;
 	unsigned int unset_flags;	/* entries whose flags could not be */
+	time_t last;			/* of the last progress line */
 	errcode_t retval;		/* why the writing pass stopped */
 	const struct e2cb_entry *at;	/* the entry it stopped at */
 };
