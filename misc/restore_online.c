@@ -388,8 +388,12 @@ static int write_pass(struct ro *ro)
 	if (ret == E2CB_SOURCE_FAILED)
 		return e2cb_restore_changed(rs, e2cb_source_error(rs->src));
 	if (ro->retval) {
-		com_err(program_name, ro->retval, "while restoring %s",
-			ro->at ? ro->at->path : "the last directories");
+		if (ro->at)
+			e2cb_report_path(ro->at->path, strlen(ro->at->path),
+					 ro->retval, "while restoring it");
+		else
+			com_err(program_name, ro->retval, "while finishing "
+				"the last directories");
 		if (ro->retval == EOPNOTSUPP && ro->at &&
 		    (ro->at->rec.iflags & EXT4_CASEFOLD_FL))
 			com_err(program_name, 0, "%s: a casefolded directory "

@@ -82,9 +82,9 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 	if (!prefix || index == 8 || index == 9 ||
 	    memchr(name, 0, name_len) ||
 	    strlen(prefix) + name_len >= sizeof(full)) {
-		com_err(program_name, 0, "entry %llu (%s): an extended "
-			"attribute of name index %d cannot be set",
-			(unsigned long long) x->m->index, x->m->path, index);
+		e2cb_report_path(x->m->path, strlen(x->m->path), 0,
+				 "an extended attribute of name index %d "
+				 "cannot be set", index);
 		x->retval = EXT2_ET_EA_BAD_NAME_LEN;
 		return XATTR_ABORT;
 	}
@@ -100,9 +100,9 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 	/* /proc/self/fd/N names the inode itself, even a symlink's */
 	if (setxattr(x->proc, full, value, value_len, 0) < 0) {
 		x->retval = errno;
-		com_err(program_name, errno, "entry %llu (%s): while setting "
-			"the extended attribute %s",
-			(unsigned long long) x->m->index, x->m->path, full);
+		e2cb_report_path(x->m->path, strlen(x->m->path), errno,
+				 "while setting the extended attribute %s",
+				 full);
 	}
 	free(acl);
 	return x->retval ? XATTR_ABORT : 0;
@@ -115,10 +115,9 @@ static void note_flags(struct ro *ro, const struct ro_meta *m)
 
 	if (!rest)
 		return;
-	com_err(program_name, 0, "entry %llu (%s): inode flags 0x%x%s "
-		"cannot be set online; not set",
-		(unsigned long long) m->index, m->path, rest,
-		(rest & EXT4_VERITY_FL) ? " (fs-verity)" : "");
+	e2cb_report_path(m->path, strlen(m->path), 0, "inode flags 0x%x%s "
+			 "cannot be set online; not set", rest,
+			 (rest & EXT4_VERITY_FL) ? " (fs-verity)" : "");
 	ro->unset_flags++;
 }
 
@@ -237,18 +236,18 @@ static errcode_t finish_kids(struct ro *ro, struct ro_dir *d)
 			close(fd);
 		m->finished = 1;	/* one name is enough */
 		if (retval)
-			com_err(program_name, retval, "while finishing entry "
-				"%llu (%s)", (unsigned long long) m->index,
-				m->path);
+			e2cb_report_path(m->path, strlen(m->path), retval,
+					 "while setting its attributes and "
+					 "times");
 	}
 	if (!retval && errno)
 		retval = errno;
 	closedir(dir);
 	for (i = 0; !retval && i < d->nkids; i++)
 		if (!d->kids[i].finished) {
-			com_err(program_name, 0, "entry %llu (%s) is gone "
-				"from its directory", (unsigned long long)
-				d->kids[i].index, d->kids[i].path);
+			e2cb_report_path(d->kids[i].path,
+					 strlen(d->kids[i].path), 0,
+					 "gone from its directory");
 			retval = ENOENT;
 		}
 	return retval;
@@ -281,18 +280,19 @@ static errcode_t set_one_flags(struct ro *ro, struct ro_flags *f)
 	errcode_t retval = 0;
 
 	if (!LINUX_S_ISDIR(f->mode) && !LINUX_S_ISREG(f->mode)) {
-		com_err(program_name, 0, "%s: inode flags 0x%x need the "
-			"file open, which its type does not allow; not set",
-			f->path, f->iflags);
+		e2cb_report_path(f->path, strlen(f->path), 0, "inode flags "
+				 "0x%x need the file open, which its type "
+				 "does not allow; not set", f->iflags);
 		ro->unset_flags++;
 		return 0;
 	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->pathfd);
 	fd = open(proc, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ENOKEY) {
-		com_err(program_name, 0, "%s: inode flags 0x%x%s need the "
-			"file open, which needs its key; not set", f->path,
-			f->iflags, f->has_projid ? " and project" : "");
+		e2cb_report_path(f->path, strlen(f->path), 0, "inode flags "
+				 "0x%x%s need the file open, which needs its "
+				 "key; not set", f->iflags,
+				 f->has_projid ? " and project" : "");
 		ro->unset_flags++;
 		return 0;
 	}
@@ -314,8 +314,8 @@ static errcode_t set_one_flags(struct ro *ro, struct ro_flags *f)
 	}
 	close(fd);
 	if (retval)
-		com_err(program_name, retval, "while setting the inode flags "
-			"of %s", f->path);
+		e2cb_report_path(f->path, strlen(f->path), retval,
+				 "while setting its inode flags");
 	return retval;
 }
 
