@@ -27,6 +27,7 @@ struct ro_meta {
 	int has_projid;
 	int set_owner;			/* PATH existed: owner and mode too */
 	int finished;			/* by one of its names */
+	int drop_caps;			/* not the archived owner's */
 	struct e2cb_time atime, mtime;
 	uint8_t *xattrs;
 	size_t xattrs_len;

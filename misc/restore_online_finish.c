@@ -36,6 +36,10 @@ errcode_t e2cb_ro_meta_from(struct ro_meta *m, const struct ro *ro,
 	m->ino = ino;
 	m->index = e->index;
 	e2cb_ro_owner(ro, e, &m->mode, &m->uid, &m->gid);
+	/* security.capability goes with another owner, as on chown(2) */
+	m->drop_caps = e2cb_policy_drops_caps(ro->rs.opts->policy,
+					      m->uid != e->rec.uid ||
+					      m->gid != e->rec.gid);
 	m->iflags = e->rec.iflags;
 	m->projid = e->rec.projid;
 	m->has_projid = !!(e->rec.rflags & E2CB_IF_PROJID);
@@ -170,7 +174,7 @@ static errcode_t apply_meta(struct ro *ro, int fd, const struct ro_meta *m)
 		e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
 				       set_one_xattr, &x);
 		x.caps = 1;
-		if (!x.retval)
+		if (!x.retval && !m->drop_caps)
 			e2cb_xattr_rec_iterate(m->xattrs, m->xattrs_len,
 					       set_one_xattr, &x);
 		if (x.retval)
