@@ -243,18 +243,17 @@ static errcode_t make_top(struct ro *ro, const struct e2cb_entry *e,
 	struct ext4_encrypted_name n;
 	uint64_t ino;
 	errcode_t retval;
-	int fd, fl;
+	int fd;
 
 	if (ro->top_fd >= 0) {
 		fd = fcntl(ro->top_fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0)
 			return errno;
-		if ((e->rec.iflags & EXT4_CASEFOLD_FL) &&
-		    (ioctl(fd, FS_IOC_GETFLAGS, &fl) < 0 ||
-		     (fl |= EXT4_CASEFOLD_FL,
-		      ioctl(fd, FS_IOC_SETFLAGS, &fl) < 0))) {
+		retval = (e->rec.iflags & EXT4_CASEFOLD_FL) ?
+			e2cb_ro_set_casefold(fd) : 0;
+		if (retval) {
 			close(fd);
-			return errno;
+			return retval;
 		}
 		retval = push_dir(ro, fd, 0, !!(e->rec.iflags &
 						 EXT4_CASEFOLD_FL), e,

@@ -111,6 +111,7 @@ extern void e2cb_ro_owner(const struct ro *ro, const struct e2cb_entry *e,
 			  uint32_t *mode, uint32_t *uid, uint32_t *gid);
 extern errcode_t e2cb_ro_note_made(struct ro *ro, uint64_t ino);
 extern int e2cb_ro_open_by_ino(int dfd, uint64_t ino, int flags);
+extern errcode_t e2cb_ro_set_casefold(int fd);
 
 /* restore_online_finish.c */
 extern errcode_t e2cb_ro_meta_from(struct ro_meta *m, const struct ro *ro,

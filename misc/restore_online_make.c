@@ -270,6 +270,19 @@ static errcode_t make_raw(struct ro *ro, struct ro_dir *dir,
 	return e2cb_ro_note_made(ro, ca.ino);
 }
 
+/* Casefolding, set on an empty unencrypted directory (no key needed) */
+errcode_t e2cb_ro_set_casefold(int fd)
+{
+	int fl;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &fl) < 0)
+		return errno;
+	fl |= FS_CASEFOLD_FL;
+	if (ioctl(fd, FS_IOC_SETFLAGS, &fl) < 0)
+		return errno;
+	return 0;
+}
+
 /* In an unencrypted directory: the *at() calls, O_EXCL all */
 static errcode_t make_plain(struct ro *ro, struct ro_dir *dir,
 			    const struct e2cb_entry *e, const char *name,
@@ -325,16 +338,8 @@ static errcode_t make_plain(struct ro *ro, struct ro_dir *dir,
 		if (chmod(proc, mode & 07777) < 0)
 			return errno;
 	}
-	/* casefolding is set on the empty directory, key or none */
-	if (type == LINUX_S_IFDIR && (e->rec.iflags & EXT4_CASEFOLD_FL)) {
-		int fl;
-
-		if (ioctl(*fd, FS_IOC_GETFLAGS, &fl) < 0)
-			return errno;
-		fl |= FS_CASEFOLD_FL;
-		if (ioctl(*fd, FS_IOC_SETFLAGS, &fl) < 0)
-			return errno;
-	}
+	if (type == LINUX_S_IFDIR && (e->rec.iflags & EXT4_CASEFOLD_FL))
+		return e2cb_ro_set_casefold(*fd);
 	return 0;
 }
 
