@@ -29,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/xattr.h>
 #include <sys/resource.h>
 #include <linux/fs.h>
 #include <et/com_err.h>
@@ -235,6 +236,25 @@ static errcode_t push_dir(struct ro *ro, int fd, int enc, int casefold,
 	return retval;
 }
 
+/*
+ * PATH's ACLs, inherited from its parent's default ACL or its own:
+ * new inodes would inherit them (posix_acl_create), which the archive
+ * does not say.  The root's own are set when PATH is closed.
+ */
+static errcode_t drop_acls(int fd)
+{
+	static const char *const acls[] = {
+		"system.posix_acl_default", "system.posix_acl_access"
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(acls) / sizeof(acls[0]); i++)
+		if (fremovexattr(fd, acls[i]) < 0 && errno != ENODATA &&
+		    errno != EOPNOTSUPP)
+			return errno;
+	return 0;
+}
+
 /* The archive's root: PATH, made now unless it was there, empty */
 static errcode_t make_top(struct ro *ro, const struct e2cb_entry *e,
 			  struct e2cb_source *src)
@@ -251,6 +271,8 @@ static errcode_t make_top(struct ro *ro, const struct e2cb_entry *e,
 			return errno;
 		retval = (e->rec.iflags & EXT4_CASEFOLD_FL) ?
 			e2cb_ro_set_casefold(fd) : 0;
+		if (!retval)
+			retval = drop_acls(fd);
 		if (retval) {
 			close(fd);
 			return retval;
@@ -274,9 +296,10 @@ static errcode_t make_top(struct ro *ro, const struct e2cb_entry *e,
 	ro->top_enc = !!e->ctx;
 	ro->top_ino = ino;
 	ro->top_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (ro->top_fd < 0) {
+	retval = ro->top_fd < 0 ? errno : drop_acls(fd);
+	if (retval) {
 		close(fd);
-		return errno;
+		return retval;
 	}
 	return push_dir(ro, fd, !!e->ctx, !!(e->rec.iflags &
 					     EXT4_CASEFOLD_FL), e, ino);
