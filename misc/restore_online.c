@@ -293,7 +293,6 @@ static errcode_t make_top(struct ro *ro, const struct e2cb_entry *e,
 	if (retval)
 		return retval;
 	ro->top_made = 1;
-	ro->top_enc = !!e->ctx;
 	ro->top_ino = ino;
 	ro->top_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	retval = ro->top_fd < 0 ? errno : drop_acls(fd);

@@ -21,7 +21,6 @@
 /* What is set on an inode once it is whole, through a descriptor */
 struct ro_meta {
 	uint64_t ino;			/* in the target */
-	uint64_t index;			/* the entry, for messages */
 	uint32_t mode, uid, gid;
 	uint32_t iflags, projid;
 	int has_projid;
@@ -70,7 +69,6 @@ struct ro {
 	int top_fd;			/* PATH, once there */
 	uint64_t top_ino;
 	int top_made;			/* PATH created by us */
-	int top_enc;			/* created by FS_IOC_CREATE_RAW */
 	struct ro_dir *stack;
 	size_t depth, stack_size;	/* open: stack[0 .. depth - 1] */
 	struct e2cb_ino_map links;	/* archive ino -> struct ro_link */
@@ -79,7 +77,6 @@ struct ro {
 	size_t nflags, flags_size;
 	uint8_t *buf;			/* RO_DATA_BUF of ciphertext */
 	uint32_t bs;
-	uint64_t made_count;
 	unsigned int unset_flags;	/* entries whose flags could not be */
 	time_t last;			/* of the last progress line */
 	errcode_t retval;		/* why the writing pass stopped */

@@ -34,7 +34,6 @@ errcode_t e2cb_ro_meta_from(struct ro_meta *m, const struct ro *ro,
 {
 	memset(m, 0, sizeof(*m));
 	m->ino = ino;
-	m->index = e->index;
 	e2cb_ro_owner(ro, e, &m->mode, &m->uid, &m->gid);
 	/* security.capability goes with another owner, as on chown(2) */
 	m->drop_caps = e2cb_policy_drops_caps(ro->rs.opts->policy,

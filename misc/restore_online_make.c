@@ -86,7 +86,6 @@ errcode_t e2cb_ro_note_made(struct ro *ro, uint64_t ino)
 {
 	void *slot;
 
-	ro->made_count++;
 	return e2cb_ino_map_add(&ro->made, ino, &slot);
 }
 
