@@ -45,6 +45,7 @@ static void usage(FILE *f)
 "                DEVICE [PATH]\n"
 "       %s backup --online [-p] [--freeze] -o ARCHIVE|-\n"
 "                [-Z gzip|zstd|xz] MOUNTED_DIR\n"
+"       %s restore --online [-p] [POLICY] ARCHIVE|- MOUNTPOINT/PATH\n"
 "       %s restore [-p] [-z UNDO_FILE] [--keep-inode-numbers] [--set-uuid]\n"
 "                [--enable-encrypt] [--keep-pw-salt] [POLICY]\n"
 "                ARCHIVE|- DEVICE [PATH]\n"
@@ -71,7 +72,8 @@ static void usage(FILE *f)
 "         its encrypted files as ciphertext: no key needed; --online:\n"
 "         a mounted one, through the ioctls of contrib/kernel\n"
 "restore  write an archive into an unmounted ext4 filesystem (at PATH);\n"
-"         the owners' keys open the restored files: no key needed\n"
+"         the owners' keys open the restored files: no key needed;\n"
+"         --online: into a mounted one, through contrib/kernel's ioctls\n"
 "copy     copy an unmounted ext4 filesystem (or the subtree PATH) into\n"
 "         another (at DST_PATH), encrypted files as they are: no key, no\n"
 "         archive\n"
@@ -82,7 +84,7 @@ static void usage(FILE *f)
 "         into DIR with the owners' keys: no kernel, mount or root\n""         (-O: the data of its files to standard output)\n"
 "\n"
 "See e2cryptbak(8).\n", program_name, program_name, program_name,
-		program_name,
+		program_name, program_name,
 		program_name,
 		program_name, program_name, program_name, program_name);
 }
@@ -192,10 +194,11 @@ static int cmd_restore(int argc, char **argv)
 		{ "set-uuid", no_argument, NULL, 'U' },
 		{ "enable-encrypt", no_argument, NULL, 'E' },
 		{ "keep-pw-salt", no_argument, NULL, 'S' },
+		{ "online", no_argument, NULL, OPT_ONLINE },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct e2cb_restore_opts opts;
-	int c;
+	int c, online = 0;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.path = "/";
@@ -219,10 +222,24 @@ static int cmd_restore(int argc, char **argv)
 		case 'S':
 			opts.keep_pw_salt = 1;
 			break;
+		case OPT_ONLINE:
+			online = 1;
+			break;
 		default:
 			if (!policy_option(&opts.policy, c))
 				return usage_error(NULL);
 		}
+	}
+	if (online && (argc - optind != 2 || opts.undo_file ||
+		       opts.keep_ino || opts.set_uuid || opts.add_encrypt ||
+		       opts.keep_pw_salt))
+		return usage_error("restore --online takes an ARCHIVE and a "
+				   "MOUNTPOINT/PATH, and of the options only "
+				   "-p and the POLICY ones");
+	if (online) {
+		opts.archive = argv[optind];
+		opts.device = argv[optind + 1];
+		return e2cb_restore_online(&opts);
 	}
 	if (argc - optind < 2 || argc - optind > 3)
 		return usage_error("restore needs an ARCHIVE, a DEVICE and at "

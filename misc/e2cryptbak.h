@@ -102,6 +102,7 @@ extern void e2cb_backup_summary(const struct e2cb_backup_opts *opts,
 				const struct e2cb_backup_counts *c,
 				const struct timespec *t0);
 extern int e2cb_restore(const struct e2cb_restore_opts *opts);
+extern int e2cb_restore_online(const struct e2cb_restore_opts *opts);
 extern int e2cb_copy(const struct e2cb_copy_opts *opts);
 extern int e2cb_list(const char *archive_name, int long_format,
 		     const char *const *fscrypt_dirs, int nfscrypt_dirs);
@@ -251,5 +252,9 @@ extern int e2cb_xattr_is_capability(int index, const char *name,
 extern uint32_t e2cb_get_umask(void);
 extern void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d,
 				  char *buf, size_t size);
+
+/* extract_meta.c */
+extern void *e2cb_acl_to_vfs(const uint8_t *v, size_t len,
+			     size_t *out_len);
 
 #endif /* E2CRYPTBAK_H */

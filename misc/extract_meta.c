@@ -20,8 +20,11 @@
 #include <sys/xattr.h>
 #include "extract.h"
 
-/* A POSIX ACL from ext4's on-disk form to the one setxattr(2) takes */
-static void *acl_from_disk(const uint8_t *v, size_t len, size_t *out_len)
+/*
+ * A POSIX ACL from ext4's on-disk form to the one setxattr(2) takes
+ * (extract, restore --online)
+ */
+void *e2cb_acl_to_vfs(const uint8_t *v, size_t len, size_t *out_len)
 {
 	uint8_t *out, *o;
 	uint16_t tag;
@@ -98,7 +101,7 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 	}
 	snprintf(full, sizeof(full), "%s%.*s", prefix, (int) name_len, name);
 	if (index == 2 || index == 3) {
-		acl = acl_from_disk(value, value_len, &value_len);
+		acl = e2cb_acl_to_vfs(value, value_len, &value_len);
 		if (!acl) {
 			e2cb_x_report(t->x, 0, "malformed ACL %s not restored",
 				      full);

@@ -82,6 +82,27 @@ static void die_of_signal(void)
 	raise(sig);
 }
 
+/* For restore --online (restore_online.c): the same stop, the same end */
+void e2cb_restore_catch_signals(void)
+{
+	catch_signals();
+}
+
+void e2cb_restore_release_signals(void)
+{
+	release_signals();
+}
+
+void e2cb_restore_die_of_signal(void)
+{
+	die_of_signal();
+}
+
+const char *e2cb_restore_signal_name(int sig)
+{
+	return signal_name(sig);
+}
+
 /*
  * EXT2_FLAG_EXCLUSIVE keeps a second writer off a block device only; an
  * image file takes a lock, held until the filesystem is closed.  Backup,
@@ -268,14 +289,14 @@ static void show_progress(struct restore *rs, time_t *last, int done)
 }
 
 /* The writing pass reads what the first one checked, or stops. */
-static int changed(struct restore *rs, const char *why)
+int e2cb_restore_changed(struct restore *rs, const char *why)
 {
 	com_err(program_name, 0, "%s changed since it was checked: %s",
 		rs->shown, why);
 	return E2CB_EXIT_ERROR;
 }
 
-static int same_entry(struct restore *rs)
+int e2cb_restore_same_entry(struct restore *rs)
 {
 	const uint8_t *d = e2cb_source_entry_digest(rs->src);
 	uint64_t i = rs->done_entries;
@@ -286,7 +307,7 @@ static int same_entry(struct restore *rs)
 }
 
 /* At the end of the writing pass: the stream was the one checked */
-static int same_stream(struct restore *rs)
+int e2cb_restore_same_stream(struct restore *rs)
 {
 	uint8_t got[E2CB_STREAM_DIGEST_LEN];
 	errcode_t retval;
@@ -298,7 +319,8 @@ static int same_stream(struct restore *rs)
 	}
 	if (rs->done_entries != rs->plan.entries ||
 	    memcmp(got, rs->plan.stream, sizeof(got)))
-		return changed(rs, "its bytes are not the ones checked");
+		return e2cb_restore_changed(rs, "its bytes are not the ones "
+					    "checked");
 	return 0;
 }
 
@@ -320,8 +342,8 @@ static int write_one(void *priv, struct e2cb_source *src EXT2FS_ATTR((unused)),
 	if (stop_signal)
 		return 1;
 	wp->e = e;
-	if (!same_entry(rs))
-		return changed(rs, e->path);
+	if (!e2cb_restore_same_entry(rs))
+		return e2cb_restore_changed(rs, e->path);
 	e2cb_restore_fault_arm(rs->done_entries);
 	wp->retval = e2cb_restore_entry(rs, e);
 	e2cb_restore_fault_arm(-1);
@@ -346,7 +368,7 @@ static int write_entries(struct restore *rs)
 	/* adjust_features() wrote what the checked header asked */
 	d = e2cb_source_entry_digest(rs->src);
 	if (d && memcmp(rs->plan.hdr_digest, d, sizeof(rs->plan.hdr_digest)))
-		return changed(rs, "its header");
+		return e2cb_restore_changed(rs, "its header");
 	ret = e2cb_source_run(rs->src, &sink);
 	if (!ret && !stop_signal) {
 		wp.e = NULL;
@@ -365,7 +387,7 @@ static int write_entries(struct restore *rs)
 	if (stop_signal)
 		return E2CB_EXIT_ERROR;
 	if (ret == E2CB_SOURCE_FAILED)
-		return changed(rs, e2cb_source_error(rs->src));
+		return e2cb_restore_changed(rs, e2cb_source_error(rs->src));
 	if (wp.retval) {
 		com_err(program_name, wp.retval, "while restoring %s",
 			wp.e ? wp.e->path : "the last directories");
@@ -373,7 +395,7 @@ static int write_entries(struct restore *rs)
 	}
 	if (ret)
 		return ret;
-	return same_stream(rs);
+	return e2cb_restore_same_stream(rs);
 }
 
 static void restore_free(struct restore *rs)

@@ -98,6 +98,8 @@ struct plan {
 	uint64_t devices;		/* that --no-devices refuses */
 	char *xattr_misfit;		/* the first entry whose attributes
 					 * do not fit, refused */
+	uint64_t enc_in_plain;		/* the first encrypted non-directory
+					 * in an unencrypted directory */
 };
 
 /* The seconds an inode holds: ext4's s_time_min and s_time_max */
@@ -153,6 +155,9 @@ struct restore {
 					 * others until their entry */
 	int lock_fd;			/* holds the flock on the target */
 	int writing;			/* the first write may have been done */
+	/* restore --online: no fs, what statfs says of the mounted one */
+	uint32_t online_bs;
+	uint64_t online_free_blocks, online_free_inodes;
 };
 
 /* An entry's context and attributes, for ext2fs_xattrs_raw_write */
@@ -166,6 +171,13 @@ struct xattr_list {
 extern int e2cb_restore_stopped(void);
 extern int e2cb_restore_source(const struct e2cb_restore_opts *opts,
 			       struct e2cb_source *src);
+extern void e2cb_restore_catch_signals(void);
+extern void e2cb_restore_release_signals(void);
+extern void e2cb_restore_die_of_signal(void);
+extern const char *e2cb_restore_signal_name(int sig);
+extern int e2cb_restore_same_entry(struct restore *rs);
+extern int e2cb_restore_same_stream(struct restore *rs);
+extern int e2cb_restore_changed(struct restore *rs, const char *why);
 
 /* restore_plan.c */
 extern int e2cb_restore_plan(struct restore *rs);
@@ -178,6 +190,7 @@ extern void e2cb_restore_entry_name(const struct e2cb_entry *e,
 				    struct ext4_encrypted_name *n);
 extern int e2cb_restore_has_verity_tree(const struct e2cb_entry *e,
 					uint64_t bs);
+extern uint64_t e2cb_restore_target_bs(const struct restore *rs);
 extern uint64_t e2cb_restore_data_end(const struct restore *rs,
 				      const struct e2cb_entry *e);
 extern uint64_t e2cb_restore_name_key(uint64_t dir, const uint8_t *name,

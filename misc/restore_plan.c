@@ -86,12 +86,18 @@ void e2cb_restore_entry_name(const struct e2cb_entry *e,
 uint64_t e2cb_restore_data_end(const struct restore *rs,
 			       const struct e2cb_entry *e)
 {
-	uint64_t bs = rs->fs->blocksize;
+	uint64_t bs = e2cb_restore_target_bs(rs);
 
 	if (!e->ctx || bs >= rs->plan.block_size ||
 	    (e->rec.iflags & EXT4_VERITY_FL))
 		return UINT64_MAX;
 	return (e->rec.size + bs - 1) / bs * bs;
+}
+
+/* The target's block size: a mounted one's is what statfs said */
+uint64_t e2cb_restore_target_bs(const struct restore *rs)
+{
+	return rs->fs ? rs->fs->blocksize : rs->online_bs;
 }
 
 /* Blocks the data will take: each target block touched by a data piece */
@@ -100,7 +106,8 @@ static errcode_t count_data(const struct e2cb_entry *e, uint64_t off,
 			    size_t len, void *priv)
 {
 	struct restore *rs = priv;
-	uint64_t bs = rs->fs->blocksize, end = e2cb_restore_data_end(rs, e);
+	uint64_t bs = e2cb_restore_target_bs(rs);
+	uint64_t end = e2cb_restore_data_end(rs, e);
 
 	if (e2cb_restore_stopped())
 		return EXT2_ET_CANCEL_REQUESTED;
@@ -285,6 +292,10 @@ static int check_place(struct restore *rs, const struct e2cb_entry *e)
 		return refuse_entry(e, "a raw name shorter than 16 bytes in "
 				    "an encrypted directory");
 	len = ctx_policy(e->ctx, e->ctx_len, policy);
+	/* only the kernel's policy roots: what restore --online can make */
+	if (!dir->policy_len && e->ctx && !LINUX_S_ISDIR(e->rec.mode) &&
+	    !rs->plan.enc_in_plain)
+		rs->plan.enc_in_plain = e->index;
 	if (dir->policy_len && !(e->rec.rflags & E2CB_IF_HARDLINK) &&
 	    encryptable(e->rec.mode) &&
 	    !same_policy(dir->policy, dir->policy_len, policy, len))
@@ -342,7 +353,8 @@ static int check_xattrs_fit(struct restore *rs, const struct e2cb_entry *e)
 	char msg[240];
 	errcode_t retval;
 
-	if ((!e->ctx && !e->xattrs) || rs->plan.xattr_misfit)
+	/* online, the kernel says ENOSPC, and the restore is undone */
+	if ((!e->ctx && !e->xattrs) || rs->plan.xattr_misfit || !fs)
 		return 0;
 	retval = e2cb_restore_entry_xattrs(rs, e, &xl);
 	/* a new inode's fixed fields take 32 bytes past 128 */
@@ -520,24 +532,29 @@ int e2cb_restore_check_room(struct restore *rs)
 {
 	const struct plan *p = &rs->plan;
 	ext2_filsys fs = rs->fs;
-	uint64_t blocks_needed;
+	uint64_t blocks_needed, free_blocks, free_inodes;
+	uint64_t bs = e2cb_restore_target_bs(rs);
 	char msg[120];
 
+	/* a mounted target (restore --online): what statfs said */
+	free_blocks = fs ? ext2fs_free_blocks_count(fs->super) :
+		rs->online_free_blocks;
+	free_inodes = fs ? fs->super->s_free_inodes_count :
+		rs->online_free_inodes;
 	/* a margin for extent tree blocks and directory slack */
-	blocks_needed = p->blocks + p->name_bytes / (fs->blocksize / 2) +
+	blocks_needed = p->blocks + p->name_bytes / (bs / 2) +
 			p->blocks / 64 + 16;
-	if (blocks_needed > ext2fs_free_blocks_count(fs->super)) {
+	if (blocks_needed > free_blocks) {
 		snprintf(msg, sizeof(msg), "about %llu free blocks are "
 			 "needed, the target has %llu",
 			 (unsigned long long) blocks_needed,
-			 (unsigned long long)
-			 ext2fs_free_blocks_count(fs->super));
+			 (unsigned long long) free_blocks);
 		return e2cb_restore_refuse("%s", msg);
 	}
-	if (p->inodes > fs->super->s_free_inodes_count) {
+	if (p->inodes > free_inodes) {
 		snprintf(msg, sizeof(msg), "%llu inodes are needed, the "
-			 "target has %u free", (unsigned long long) p->inodes,
-			 fs->super->s_free_inodes_count);
+			 "target has %llu free", (unsigned long long) p->inodes,
+			 (unsigned long long) free_inodes);
 		return e2cb_restore_refuse("%s", msg);
 	}
 	return 0;
