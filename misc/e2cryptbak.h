@@ -253,8 +253,10 @@ extern uint32_t e2cb_get_umask(void);
 extern void e2cb_dir_damage_where(const struct ext2fs_dir_damage *d,
 				  char *buf, size_t size);
 
-/* extract_meta.c */
-extern void *e2cb_acl_to_vfs(const uint8_t *v, size_t len,
-			     size_t *out_len);
+/* extract_meta.c: an archived attribute for setxattr(2) */
+extern errcode_t e2cb_xattr_to_vfs(int index, const char *name,
+				   size_t name_len, const void **value,
+				   size_t *value_len, char *full, size_t size,
+				   void **acl);
 
 #endif /* E2CRYPTBAK_H */

@@ -21,44 +21,30 @@
 #include "extract.h"
 
 /*
- * A POSIX ACL from ext4's on-disk form to the one setxattr(2) takes
- * (extract, restore --online)
+ * An archived attribute as setxattr(2) takes it (extract, restore
+ * --online): its full name in @full (@size bytes), its value, an ACL
+ * converted to the VFS's form in *@acl (to free).  Returns
+ * EXT2_ET_EA_BAD_NAME_LEN for a name the VFS cannot hold (an index it
+ * has no prefix for, ext4's own 8 and 9, a NUL, too long), or
+ * EXT2_ET_EA_BAD_VALUE_SIZE for a malformed ACL (@full is set then).
  */
-void *e2cb_acl_to_vfs(const uint8_t *v, size_t len, size_t *out_len)
+errcode_t e2cb_xattr_to_vfs(int index, const char *name, size_t name_len,
+			    const void **value, size_t *value_len,
+			    char *full, size_t size, void **acl)
 {
-	uint8_t *out, *o;
-	uint16_t tag;
+	const char *prefix = e2cb_xattr_prefix(index);
 
-	if (len < 4 || (v[0] | v[1] << 8 | v[2] << 16 |
-			(uint32_t) v[3] << 24) != 1)
-		return NULL;
-	out = malloc(4 + (len - 4) * 2);
-	if (!out)
-		return NULL;
-	out[0] = 2;
-	out[1] = out[2] = out[3] = 0;
-	o = out + 4;
-	for (v += 4, len -= 4; len >= 4; o += 8) {
-		tag = v[0] | v[1] << 8;
-		memcpy(o, v, 4);
-		if (tag == 0x02 || tag == 0x08) { /* ACL_USER, ACL_GROUP */
-			if (len < 8)
-				break;
-			memcpy(o + 4, v + 4, 4);
-			v += 8;
-			len -= 8;
-		} else {
-			memset(o + 4, 0xff, 4);		/* undefined id */
-			v += 4;
-			len -= 4;
-		}
-	}
-	if (len) {
-		free(out);
-		return NULL;
-	}
-	*out_len = o - out;
-	return out;
+	*acl = NULL;
+	if (!prefix || index == 8 || index == 9 ||
+	    memchr(name, 0, name_len) || strlen(prefix) + name_len >= size)
+		return EXT2_ET_EA_BAD_NAME_LEN;
+	snprintf(full, size, "%s%.*s", prefix, (int) name_len, name);
+	if (index != 2 && index != 3)
+		return 0;
+	if (ext2fs_acl_to_vfs(*value, *value_len, acl, value_len))
+		return EXT2_ET_EA_BAD_VALUE_SIZE;
+	*value = *acl;
+	return 0;
 }
 
 struct xattr_target {
@@ -84,31 +70,25 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 			 const void *value, size_t value_len, void *priv)
 {
 	struct xattr_target *t = priv;
-	const char *prefix = e2cb_xattr_prefix(index);
 	char full[300];
-	void *acl = NULL;
+	void *acl;
 	int ret;
 
 	if (t->caps != e2cb_xattr_is_capability(index, name, name_len))
 		return 0;
-	if (!prefix || index == 8 || index == 9 ||
-	    memchr(name, 0, name_len) ||
-	    strlen(prefix) + name_len >= sizeof(full)) {
+	switch (e2cb_xattr_to_vfs(index, name, name_len, &value, &value_len,
+				  full, sizeof(full), &acl)) {
+	case 0:
+		break;
+	case EXT2_ET_EA_BAD_NAME_LEN:
 		e2cb_x_report(t->x, 0, "extended attribute with name index "
 			      "%d not restored", index);
 		t->x->xattr_warnings++;
 		return 0;
-	}
-	snprintf(full, sizeof(full), "%s%.*s", prefix, (int) name_len, name);
-	if (index == 2 || index == 3) {
-		acl = e2cb_acl_to_vfs(value, value_len, &value_len);
-		if (!acl) {
-			e2cb_x_report(t->x, 0, "malformed ACL %s not restored",
-				      full);
-			t->x->xattr_warnings++;
-			return 0;
-		}
-		value = acl;
+	default:
+		e2cb_x_report(t->x, 0, "malformed ACL %s not restored", full);
+		t->x->xattr_warnings++;
+		return 0;
 	}
 	/* /proc/self/fd/N names the inode itself, even a symlink's */
 	ret = t->proc ? setxattr(t->proc, full, value, value_len, 0) :

@@ -76,30 +76,19 @@ static int set_one_xattr(int index, const char *name, size_t name_len,
 			 const void *value, size_t value_len, void *priv)
 {
 	struct xattr_set *x = priv;
-	const char *prefix = e2cb_xattr_prefix(index);
 	char full[300];
-	void *acl = NULL;
+	void *acl;
 
 	if (x->caps != e2cb_xattr_is_capability(index, name, name_len))
 		return 0;
-	if (!prefix || index == 8 || index == 9 ||
-	    memchr(name, 0, name_len) ||
-	    strlen(prefix) + name_len >= sizeof(full)) {
+	x->retval = e2cb_xattr_to_vfs(index, name, name_len, &value,
+				      &value_len, full, sizeof(full), &acl);
+	if (x->retval == EXT2_ET_EA_BAD_NAME_LEN)
 		e2cb_report_path(x->m->path, strlen(x->m->path), 0,
 				 "an extended attribute of name index %d "
 				 "cannot be set", index);
-		x->retval = EXT2_ET_EA_BAD_NAME_LEN;
+	if (x->retval)
 		return XATTR_ABORT;
-	}
-	snprintf(full, sizeof(full), "%s%.*s", prefix, (int) name_len, name);
-	if (index == 2 || index == 3) {
-		acl = e2cb_acl_to_vfs(value, value_len, &value_len);
-		if (!acl) {
-			x->retval = EXT2_ET_EA_BAD_VALUE_SIZE;
-			return XATTR_ABORT;
-		}
-		value = acl;
-	}
 	/* /proc/self/fd/N names the inode itself, even a symlink's */
 	if (setxattr(x->proc, full, value, value_len, 0) < 0) {
 		x->retval = errno;

@@ -1,6 +1,6 @@
 /*
  * acl_disk.c --- a POSIX ACL as the VFS gives it (getxattr of
- * system.posix_acl_access or _default) in ext4's on-disk form
+ * system.posix_acl_access or _default) in ext4's on-disk form, and back
  *
  * ext4 keeps an ACL in xattr index 2 (access) or 3 (default) as
  * fs/ext4/acl.c's ext4_acl_to_disk() writes it: a version 1 header,
@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ext2fs/ext2fs.h>
 #include "ext4_crypt.h"
@@ -86,4 +87,49 @@ errcode_t ext2fs_acl_from_vfs(const void *value, size_t len, void *out,
 	}
 	*out_len = p - (uint8_t *) out;
 	return 0;
+}
+
+/*
+ * The other way, as fs/ext4/acl.c's ext4_acl_from_disk() reads it:
+ * ext4's form of @len bytes into a new buffer, *@out (to free), of
+ * *@out_len bytes, for setxattr(2).  EINVAL for a malformed one.
+ */
+errcode_t ext2fs_acl_to_vfs(const void *value, size_t len, void **out,
+			    size_t *out_len)
+{
+	const uint8_t *in = value;
+	uint8_t *buf, *p;
+	unsigned int tag;
+
+	if (len < 4 || get_le32(in) != EXT4_ACL_VERSION)
+		return EINVAL;
+	/* each entry at most doubles: 4 bytes on disk, 8 for the VFS */
+	buf = malloc(4 + (len - 4) * 2);
+	if (!buf)
+		return ENOMEM;
+	put_le32(buf, VFS_ACL_VERSION);
+	p = buf + 4;
+	for (in += 4, len -= 4; len; p += 8) {
+		if (len < 4)
+			goto errout;
+		tag = in[0] | in[1] << 8;
+		memmove(p, in, 4);		/* e_tag, e_perm */
+		if (tag == ACL_USER || tag == ACL_GROUP) {
+			if (len < 8)
+				goto errout;
+			memmove(p + 4, in + 4, 4);	/* e_id */
+			in += 8;
+			len -= 8;
+		} else {
+			put_le32(p + 4, 0xffffffff);	/* ACL_UNDEFINED_ID */
+			in += 4;
+			len -= 4;
+		}
+	}
+	*out = buf;
+	*out_len = p - buf;
+	return 0;
+errout:
+	free(buf);
+	return EINVAL;
 }

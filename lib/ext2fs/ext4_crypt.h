@@ -136,6 +136,8 @@ struct ext2fs_raw_xattr {
 };
 
 /* acl_disk.c: a POSIX ACL of the VFS (getxattr) as ext4 stores it */
+extern errcode_t ext2fs_acl_to_vfs(const void *value, size_t len,
+				   void **out, size_t *out_len);
 extern errcode_t ext2fs_acl_from_vfs(const void *value, size_t len,
 				     void *out, size_t *out_len);
 

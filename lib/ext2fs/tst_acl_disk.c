@@ -1,6 +1,7 @@
 /*
- * tst_acl_disk.c --- test ext2fs_acl_from_vfs() against ACLs written
- * out by hand, byte for byte, as fs/ext4/acl.c stores them
+ * tst_acl_disk.c --- test ext2fs_acl_from_vfs() and ext2fs_acl_to_vfs()
+ * against ACLs written out by hand, byte for byte, as fs/ext4/acl.c
+ * stores them
  *
  * Prints each check; exits 1 on any mismatch.  (k_online_backup holds
  * it against the kernel's own: ACLs archived from the mounted
@@ -12,6 +13,7 @@
 
 #include "config.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include <ext2fs/ext2fs.h>
@@ -38,6 +40,27 @@ static void check(const char *what, const uint8_t *in, size_t len,
 		return;
 	}
 	printf("ok   %s\n", what);
+}
+
+/* ext2fs_acl_to_vfs() of @disk gives back @vfs, or refuses */
+static void check_back(const char *what, const uint8_t *disk, size_t len,
+		       errcode_t want_err, const uint8_t *vfs, size_t vfs_len)
+{
+	void *out = NULL;
+	size_t out_len = 0;
+	errcode_t retval;
+
+	retval = ext2fs_acl_to_vfs(disk, len, &out, &out_len);
+	if (retval != want_err || (!retval && (out_len != vfs_len ||
+					 memcmp(out, vfs, vfs_len)))) {
+		printf("FAIL back, %s: error %ld (want %ld), %zu bytes "
+		       "(want %zu)\n", what, (long) retval, (long) want_err,
+		       out_len, vfs_len);
+		failures++;
+	} else {
+		printf("ok   back, %s\n", what);
+	}
+	free(out);
 }
 
 int main(void)
@@ -89,5 +112,14 @@ int main(void)
 	check("an unknown tag", tag, sizeof(tag), EINVAL, NULL, 0);
 	check("a torn entry", full, sizeof(full) - 3, EINVAL, NULL, 0);
 	check("no header", full, 3, EINVAL, NULL, 0);
+	check_back("an access ACL", full_disk, sizeof(full_disk), 0, full,
+		   sizeof(full));
+	check_back("a default ACL", dflt_disk, sizeof(dflt_disk), 0, dflt,
+		   sizeof(dflt));
+	check_back("the VFS's version", full, sizeof(full), EINVAL, NULL, 0);
+	check_back("a torn entry", full_disk, sizeof(full_disk) - 2, EINVAL,
+		   NULL, 0);
+	check_back("a torn id", full_disk, 14, EINVAL, NULL, 0);
+	check_back("no header", full_disk, 3, EINVAL, NULL, 0);
 	return failures ? 1 : 0;
 }
