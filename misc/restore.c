@@ -49,18 +49,18 @@ static void note_signal(int sig)
 	stop_signal = sig;
 }
 
-static void catch_signals(void)
+void e2cb_restore_catch_signals(void)
 {
 	/* reads of the archive and writes to the target go on */
 	e2cb_catch_signals(&saved_signals, note_signal, SA_RESTART);
 }
 
-static void release_signals(void)
+void e2cb_restore_release_signals(void)
 {
 	e2cb_release_signals(&saved_signals);
 }
 
-static const char *signal_name(int sig)
+const char *e2cb_restore_signal_name(int sig)
 {
 	switch (sig) {
 	case SIGHUP: return "SIGHUP";
@@ -71,36 +71,15 @@ static const char *signal_name(int sig)
 }
 
 /* Everything is closed: die of the signal that stopped us. */
-static void die_of_signal(void)
+void e2cb_restore_die_of_signal(void)
 {
 	int sig = stop_signal;
 
-	release_signals();
+	e2cb_restore_release_signals();
 	fflush(stdout);
 	fflush(stderr);
 	signal(sig, SIG_DFL);
 	raise(sig);
-}
-
-/* For restore --online (restore_online.c): the same stop, the same end */
-void e2cb_restore_catch_signals(void)
-{
-	catch_signals();
-}
-
-void e2cb_restore_release_signals(void)
-{
-	release_signals();
-}
-
-void e2cb_restore_die_of_signal(void)
-{
-	die_of_signal();
-}
-
-const char *e2cb_restore_signal_name(int sig)
-{
-	return signal_name(sig);
 }
 
 /*
@@ -306,6 +285,19 @@ int e2cb_restore_same_entry(struct restore *rs)
 			      sizeof(*rs->plan.digest)));
 }
 
+/* The writing pass starts again, from the header that was checked */
+int e2cb_restore_rewind(struct restore *rs)
+{
+	const uint8_t *d;
+
+	if (e2cb_source_rewind(rs->src))
+		return E2CB_EXIT_ERROR;
+	d = e2cb_source_entry_digest(rs->src);
+	if (d && memcmp(rs->plan.hdr_digest, d, sizeof(rs->plan.hdr_digest)))
+		return e2cb_restore_changed(rs, "its header");
+	return 0;
+}
+
 /* At the end of the writing pass: the stream was the one checked */
 int e2cb_restore_same_stream(struct restore *rs)
 {
@@ -359,16 +351,13 @@ static int write_entries(struct restore *rs)
 {
 	struct write_pass wp = { .rs = rs };
 	struct e2cb_sink sink = { .entry = write_one, .priv = &wp };
-	const uint8_t *d;
 	errcode_t flushed;
 	int ret;
 
-	if (e2cb_source_rewind(rs->src))
-		return E2CB_EXIT_ERROR;
 	/* adjust_features() wrote what the checked header asked */
-	d = e2cb_source_entry_digest(rs->src);
-	if (d && memcmp(rs->plan.hdr_digest, d, sizeof(rs->plan.hdr_digest)))
-		return e2cb_restore_changed(rs, "its header");
+	ret = e2cb_restore_rewind(rs);
+	if (ret)
+		return ret;
 	ret = e2cb_source_run(rs->src, &sink);
 	if (!ret && !stop_signal) {
 		wp.e = NULL;
@@ -479,7 +468,7 @@ static void report(struct restore *rs, int ret)
 
 	if (stop_signal)
 		com_err(program_name, 0, "stopped by %s",
-			signal_name(stop_signal));
+			e2cb_restore_signal_name(stop_signal));
 	if (ret || stop_signal)
 		com_err(program_name, 0, "restored %llu of %llu entries; the "
 			"target is consistent up to there%s%s",
@@ -527,7 +516,7 @@ int e2cb_restore_source(const struct e2cb_restore_opts *opts,
 	rs.uid = geteuid();
 	rs.gid = getegid();
 	rs.umask = e2cb_get_umask();
-	catch_signals();
+	e2cb_restore_catch_signals();
 	if (open_target(&rs)) {
 		ret = E2CB_EXIT_ERROR;
 		goto out;
@@ -549,10 +538,10 @@ out:
 		if (!rs.writing)
 			com_err(program_name, 0, "stopped by %s before the "
 				"first write; %s is unchanged",
-				signal_name(stop_signal), opts->device);
-		die_of_signal();
+				e2cb_restore_signal_name(stop_signal), opts->device);
+		e2cb_restore_die_of_signal();
 	}
-	release_signals();
+	e2cb_restore_release_signals();
 	return ret;
 }
 

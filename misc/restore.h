@@ -175,6 +175,7 @@ extern void e2cb_restore_catch_signals(void);
 extern void e2cb_restore_release_signals(void);
 extern void e2cb_restore_die_of_signal(void);
 extern const char *e2cb_restore_signal_name(int sig);
+extern int e2cb_restore_rewind(struct restore *rs);
 extern int e2cb_restore_same_entry(struct restore *rs);
 extern int e2cb_restore_same_stream(struct restore *rs);
 extern int e2cb_restore_changed(struct restore *rs, const char *why);

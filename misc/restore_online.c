@@ -388,14 +388,11 @@ static int write_pass(struct ro *ro)
 {
 	struct restore *rs = &ro->rs;
 	struct e2cb_sink sink = { .entry = write_one, .priv = ro };
-	const uint8_t *d;
 	int ret;
 
-	if (e2cb_source_rewind(rs->src))
-		return E2CB_EXIT_ERROR;
-	d = e2cb_source_entry_digest(rs->src);
-	if (d && memcmp(rs->plan.hdr_digest, d, sizeof(rs->plan.hdr_digest)))
-		return e2cb_restore_changed(rs, "its header");
+	ret = e2cb_restore_rewind(rs);
+	if (ret)
+		return ret;
 	ret = e2cb_source_run(rs->src, &sink);
 	show_progress(ro, 1);
 	if (!ret && !e2cb_restore_stopped()) {
