@@ -635,9 +635,25 @@ static errcode_t read_raw_dir(struct online *o, int dfd,
 	return 0;
 }
 
+/* Where the children of inode @ino begin in @cl, sorted by inode */
+static size_t first_of_ino(const struct child_list *cl, uint64_t ino)
+{
+	size_t lo = 0, hi = cl->count, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cl->c[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
- * readdir(3): the names of a plain directory; of an encrypted one, a
- * name each inode can be opened by (its no-key name without the key).
+ * readdir(3): the names of a plain directory; of an encrypted one
+ * (@cl its raw names, sorted by inode), a name each inode can be
+ * opened by (its no-key name without the key).
  */
 static errcode_t read_names(int dfd, int enc, struct child_list *cl)
 {
@@ -665,8 +681,10 @@ static errcode_t read_names(int dfd, int enc, struct child_list *cl)
 				       de->d_name, len + 1);
 			continue;
 		}
-		for (i = 0; i < cl->count; i++)
-			if (cl->c[i].ino == de->d_ino && !cl->c[i].found) {
+		/* @cl is sorted by inode: the raw names of this one */
+		for (i = first_of_ino(cl, de->d_ino);
+		     i < cl->count && cl->c[i].ino == de->d_ino; i++)
+			if (!cl->c[i].found) {
 				memcpy(cl->c[i].shown, de->d_name, len + 1);
 				cl->c[i].found = 1;
 			}
@@ -723,6 +741,9 @@ static errcode_t online_dir(struct online *o, struct online_entry *oe,
 	}
 	if (enc)
 		retval = read_raw_dir(o, dfd, &cl);
+	/* by inode: backup's order, and read_names() finds them so */
+	if (enc && cl.count > 1)
+		qsort(cl.c, cl.count, sizeof(*cl.c), cmp_child_ino);
 	if (!retval)
 		retval = read_names(dfd, enc, &cl);
 	if (retval) {
@@ -730,7 +751,7 @@ static errcode_t online_dir(struct online *o, struct online_entry *oe,
 		retval = retval == EXT2_ET_NO_MEMORY ? retval : 0;
 		goto out;
 	}
-	if (cl.count > 1)
+	if (!enc && cl.count > 1)
 		qsort(cl.c, cl.count, sizeof(*cl.c), cmp_child_ino);
 	sub = malloc(sizeof(*sub));
 	if (!sub) {
