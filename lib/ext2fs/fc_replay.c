@@ -28,7 +28,6 @@
 #include <ext2fs/ext2fs.h>
 #include "ext4_crypt.h"
 #include "journal_replay.h"
-#include "crypt_err.h"
 
 /* fs/ext4/fast_commit.h */
 #define FC_TAG_ADD_RANGE	0x0001
