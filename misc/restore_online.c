@@ -90,7 +90,7 @@ static int open_existing(struct ro *ro)
 {
 	struct stat st, st2;
 	struct dirent *de;
-	int fd, empty = 1;
+	int empty = 1;
 	DIR *d;
 
 	if (fstatat(ro->parent_fd, ro->leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -110,11 +110,8 @@ static int open_existing(struct ro *ro)
 		return E2CB_EXIT_ERROR;
 	}
 	ro->top_ino = st.st_ino;
-	fd = dup(ro->top_fd);
-	d = fd < 0 ? NULL : fdopendir(fd);
+	d = e2cb_dir_stream(ro->top_fd);
 	if (!d) {
-		if (fd >= 0)
-			close(fd);
 		com_err(program_name, errno, "while reading %s", ro->target);
 		return E2CB_EXIT_ERROR;
 	}

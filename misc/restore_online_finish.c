@@ -194,21 +194,15 @@ static errcode_t finish_kids(struct ro *ro, struct ro_dir *d)
 	struct stat st;
 	errcode_t retval = 0;
 	size_t i;
-	int fd, dfd;
+	int fd;
 	DIR *dir;
 
 	if (!d->nkids)
 		return 0;
 	qsort(d->kids, d->nkids, sizeof(*d->kids), cmp_meta_ino);
-	dfd = dup(d->fd);
-	if (dfd < 0)
+	dir = e2cb_dir_stream(d->fd);
+	if (!dir)
 		return errno;
-	dir = fdopendir(dfd);
-	if (!dir) {
-		close(dfd);
-		return errno;
-	}
-	rewinddir(dir);
 	while (!retval && (errno = 0, de = readdir(dir))) {
 		key.ino = de->d_ino;
 		m = bsearch(&key, d->kids, d->nkids, sizeof(*d->kids),
@@ -396,16 +390,12 @@ static void undo_dir(struct ro *ro, int dfd, struct undo_count *c,
 	struct undo_name *names = NULL;
 	size_t n = 0, size = 0, i;
 	struct dirent *de;
-	int fd = dup(dfd);
 	DIR *d;
 
-	if (depth > E2CB_MAX_DEPTH || fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (depth > E2CB_MAX_DEPTH || !(d = e2cb_dir_stream(dfd))) {
 		c->left++;
 		return;
 	}
-	rewinddir(d);
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !e2cb_ino_map_find(&ro->made, de->d_ino))

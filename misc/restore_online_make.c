@@ -53,18 +53,12 @@ int e2cb_ro_open_by_ino(int dfd, uint64_t ino, int flags)
 {
 	struct dirent *de;
 	struct stat st;
-	int fd = dup(dfd), ret = -1;
+	int ret = -1;
 	DIR *d;
 
-	if (fd < 0)
+	d = e2cb_dir_stream(dfd);
+	if (!d)
 		return -1;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -1;
-	}
-	/* a dup shares the offset, which an earlier pass left at the end */
-	rewinddir(d);
 	errno = ENOENT;
 	while ((de = readdir(d))) {
 		if (de->d_ino != ino || !strcmp(de->d_name, ".") ||

@@ -661,15 +661,10 @@ static errcode_t read_names(int dfd, int enc, struct child_list *cl)
 	errcode_t retval = 0;
 	size_t len, i;
 	DIR *d;
-	int fd = dup(dfd);
 
-	if (fd < 0)
+	d = e2cb_dir_stream(dfd);
+	if (!d)
 		return errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return errno;
-	}
 	while (!retval && (errno = 0, de = readdir(d))) {
 		len = strlen(de->d_name);
 		if (is_dot((uint8_t *) de->d_name, len))

@@ -14,6 +14,7 @@
 #ifndef E2CB_SUPPORT_H
 #define E2CB_SUPPORT_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -83,6 +84,7 @@ extern int e2cb_b64url_decode(const char *in, size_t len, uint8_t *out,
 extern errcode_t e2cb_write_all(int fd, const void *buf, size_t len,
 				int64_t off);
 extern errcode_t e2cb_pread_all(int fd, void *buf, size_t len, uint64_t pos);
+extern DIR *e2cb_dir_stream(int dfd);
 
 /* escape.c: a path as every command shows it, control bytes as \xHH */
 extern void e2cb_put_path(FILE *f, const void *s, size_t len);

@@ -12,6 +12,7 @@
 #include "config.h"
 #include <errno.h>
 #include <unistd.h>
+#include <dirent.h>
 #include "e2cb_support.h"
 
 /*
@@ -54,4 +55,27 @@ errcode_t e2cb_pread_all(int fd, void *buf, size_t len, uint64_t pos)
 		pos += n;
 	}
 	return 0;
+}
+
+/*
+ * readdir(3) of the directory open as @dfd, from its start, @dfd left
+ * open (a dup shares its offset, which an earlier reader may have left
+ * at the end); NULL with errno set.
+ */
+DIR *e2cb_dir_stream(int dfd)
+{
+	int fd = dup(dfd), err;
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	rewinddir(d);
+	return d;
 }
