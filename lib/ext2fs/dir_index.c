@@ -218,15 +218,18 @@ static errcode_t dx_append_block(struct dx_dir *d, char *buf,
 }
 
 /*
- * Lay out the entries @recs[0..@n) in hash order from @buf on: as many
- * as fit, leaving @slack bytes, then a new block.  The hash each block
- * starts with (its low bit set when the previous block ends with the
- * same hash: the kernel's "continued") goes to @start.
+ * The blocks of the new directory, the root (block 0) first, then the
+ * leaves in hash order, then the index nodes.  Each is written as soon
+ * as it is whole, so that only one is held (the directory as it was is
+ * in memory already, for the undo); the hash each starts with (its low
+ * bit set when the previous block ends with the same hash: the
+ * kernel's "continued") goes to @start.
  */
 struct dx_out {
-	char *buf;
+	char *block;		/* the one being filled */
+	char *scratch;		/* to grow the directory with */
 	__u32 *start;
-	size_t blocks, size;
+	size_t blocks, size;	/* laid out; room in @start */
 };
 
 static errcode_t dx_out_block(struct dx_dir *d, struct dx_out *o,
@@ -237,20 +240,30 @@ static errcode_t dx_out_block(struct dx_dir *d, struct dx_out *o,
 
 	if (o->blocks == o->size) {
 		size = o->size ? o->size * 2 : 16;
-		retval = ext2fs_resize_mem(o->size * d->fs->blocksize,
-					   size * d->fs->blocksize, &o->buf);
-		if (!retval)
-			retval = ext2fs_resize_array(sizeof(__u32), o->size,
-						     size, &o->start);
+		retval = ext2fs_resize_array(sizeof(__u32), o->size, size,
+					     &o->start);
 		if (retval)
 			return retval;
 		o->size = size;
 	}
-	*block = o->buf + o->blocks * d->fs->blocksize;
+	*block = o->block;
 	memset(*block, 0, d->fs->blocksize);
 	o->start[o->blocks] = 0;
 	o->blocks++;
 	return 0;
+}
+
+/* Write the block laid out last, the directory grown to hold it */
+static errcode_t dx_out_write(struct dx_dir *d, struct dx_out *o)
+{
+	blk64_t lblk = o->blocks - 1, added;
+	errcode_t retval = 0;
+
+	while (!retval && EXT2_I_SIZE(&d->inode) / d->fs->blocksize <= lblk)
+		retval = dx_append_block(d, o->scratch, &added);
+	if (!retval)
+		retval = dx_write(d, lblk, o->block);
+	return retval;
 }
 
 /* Close a leaf: its last entry takes what is left; the tail goes on. */
@@ -316,6 +329,8 @@ static errcode_t dx_pack_leaves(struct dx_dir *d, const struct dx_rec *recs,
 			     room - used < slack)) {
 			retval = dx_close_leaf(d, block, last, used);
 			if (!retval)
+				retval = dx_out_write(d, o);
+			if (!retval)
 				retval = dx_out_block(d, o, &block);
 			if (retval)
 				return retval;
@@ -333,7 +348,8 @@ static errcode_t dx_pack_leaves(struct dx_dir *d, const struct dx_rec *recs,
 		used += rec_len;
 		last = de;
 	}
-	return dx_close_leaf(d, block, last, used);
+	retval = dx_close_leaf(d, block, last, used);
+	return retval ? retval : dx_out_write(d, o);
 }
 
 static struct ext2_dx_countlimit *dx_init_node(struct dx_dir *d, char *buf)
@@ -365,8 +381,8 @@ static void dx_fill_entries(struct ext2_dx_countlimit *cl,
 }
 
 /*
- * Build the index above the leaves o->buf's blocks 1.. : levels of
- * nodes, each child shared out evenly, until the root holds the rest.
+ * Build the index above the leaves, blocks 1.. : levels of nodes, each
+ * child shared out evenly, until the root holds the rest (written last).
  * Returns EXT2_ET_DIR_NO_SPACE when the depth allowed is not enough.
  */
 static errcode_t dx_build_tree(struct dx_dir *d, struct dx_out *o,
@@ -413,6 +429,9 @@ static errcode_t dx_build_tree(struct dx_dir *d, struct dx_out *o,
 			cl = dx_init_node(d, block);
 			dx_fill_entries(cl, blk + first, hash + first,
 					end - first);
+			retval = dx_out_write(d, o);
+			if (retval)
+				goto errout;
 			up_blk[k] = o->blocks - 1;
 			up_hash[k] = hash[first];
 		}
@@ -427,7 +446,7 @@ static errcode_t dx_build_tree(struct dx_dir *d, struct dx_out *o,
 	}
 
 	/* the root: "." and ".." as the kernel's make_indexed_dir() */
-	block = o->buf;
+	block = o->block;
 	memset(block, 0, fs->blocksize);
 	ft = ext2fs_has_feature_filetype(fs->super) ? EXT2_FT_DIR : 0;
 	de = (struct ext2_dir_entry *) block;
@@ -455,6 +474,7 @@ static errcode_t dx_build_tree(struct dx_dir *d, struct dx_out *o,
 	cl = (struct ext2_dx_countlimit *) (block + DX_ROOT_ENTRIES);
 	cl->limit = ext2fs_cpu_to_le16(d->root_limit);
 	dx_fill_entries(cl, blk, hash, n);
+	retval = dx_write(d, 0, block);
 	*levels = depth;
 errout:
 	ext2fs_free_mem(&blk);
@@ -580,13 +600,13 @@ static void dx_undo(struct dx_dir *d, const char *in, blk64_t nblocks)
 errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 {
 	struct dx_dir d;
-	struct dx_out o = { NULL, NULL, 0, 0 };
+	struct dx_out o = { NULL, NULL, NULL, 0, 0 };
 	struct dx_rec *recs = NULL;
 	size_t n = 0;
-	blk64_t nblocks, b, pblk, lblk;
+	blk64_t nblocks, b;
 	ext2_ino_t parent;
 	unsigned int slack;
-	char *in = NULL, *scratch = NULL, *root;
+	char *in = NULL, *root;
 	int levels;
 	errcode_t retval;
 
@@ -606,7 +626,9 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 
 	retval = ext2fs_get_array(nblocks, fs->blocksize, &in);
 	if (!retval)
-		retval = ext2fs_get_mem(fs->blocksize, &scratch);
+		retval = ext2fs_get_mem(fs->blocksize, &o.block);
+	if (!retval)
+		retval = ext2fs_get_mem(fs->blocksize, &o.scratch);
 	if (retval)
 		goto errout;
 	for (b = 0; b < nblocks && !retval; b++)
@@ -619,7 +641,7 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 	if (n > 1)
 		qsort(recs, n, sizeof(*recs), dx_rec_cmp);
 
-	/* block 0 is the root, filled in last; leaves follow */
+	/* block 0 is the root, written last; leaves follow */
 	retval = dx_out_block(&d, &o, &root);
 	if (retval)
 		goto errout;
@@ -627,18 +649,6 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 	retval = dx_pack_leaves(&d, recs, n, slack, &o);
 	if (!retval)
 		retval = dx_build_tree(&d, &o, parent, &levels);
-	if (retval)
-		goto errout;
-
-	/* room first: a directory we cannot grow stays as it was */
-	while (!retval && EXT2_I_SIZE(&d.inode) / fs->blocksize < o.blocks)
-		retval = dx_append_block(&d, scratch, &lblk);
-	for (b = 0; b < o.blocks && !retval; b++) {
-		retval = dx_lblk_to_pblk(&d, b, &pblk);
-		if (!retval)
-			retval = ext2fs_write_dir_block4(fs, pblk,
-					o.buf + b * fs->blocksize, 0, ino);
-	}
 	if (!retval)
 		retval = ext2fs_inode_size_set(fs, &d.inode,
 				(__u64) o.blocks * fs->blocksize);
@@ -647,6 +657,7 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 		retval = ext2fs_write_inode(fs, ino, &d.inode);
 	}
 	if (retval) {
+		/* written over, or grown: the directory as it was */
 		dx_undo(&d, in, nblocks);
 		goto errout;
 	}
@@ -661,8 +672,8 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 errout:
 	ext2fs_free_mem(&recs);
 	ext2fs_free_mem(&in);
-	ext2fs_free_mem(&scratch);
-	ext2fs_free_mem(&o.buf);
+	ext2fs_free_mem(&o.block);
+	ext2fs_free_mem(&o.scratch);
 	ext2fs_free_mem(&o.start);
 	return retval;
 }
