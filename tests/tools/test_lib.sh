@@ -56,6 +56,19 @@ need_tools() {
 	done
 }
 
+# loop_released IMAGE: wait (up to 10 s) until no loop device is bound
+# to IMAGE: "losetup -d" of a device that udev still probes only marks
+# it for release, and backup refuses an image a loop device holds
+loop_released() {
+	local i
+
+	for i in $(seq 100); do
+		[ -z "$(losetup -n -j "$1")" ] && return 0
+		sleep 0.1
+	done
+	echo "NOTE: $1 is still bound to a loop device"
+}
+
 # run NAME CMD...: run CMD with its stdout in NAME.out, its stderr in
 # NAME.err and its exit status in $RC; shows both in the log.
 run() {
