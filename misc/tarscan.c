@@ -107,19 +107,37 @@ static int64_t tar_number(const uint8_t *p, size_t n)
 	return (int64_t) v;
 }
 
-/* Either of libarchive's two sums: unsigned, or signed bytes */
+/*
+ * Either of libarchive's two sums: unsigned, or signed bytes.  Every
+ * header of both of restore's passes comes here: eight bytes at a
+ * time (-O2 does not vectorize the byte loop), the signed sum derived
+ * from the count of bytes >= 0x80.  16-bit lanes: 64 words of at most
+ * 2 * 255 each.
+ */
 static int checksum_ok(const uint8_t *h)
 {
+	const uint64_t lo = 0x00ff00ff00ff00ffULL;
 	int64_t want = tar_number(h + 148, 8);
-	long usum = 0, ssum = 0;
+	uint64_t w, sums = 0, highs = 0;
+	long usum = 0, high = 0, ssum;
 	int i;
 
-	for (i = 0; i < 512; i++) {
-		uint8_t c = (i >= 148 && i < 156) ? ' ' : h[i];
-
-		usum += c;
-		ssum += (signed char) c;
+	for (i = 0; i < 512; i += 8) {
+		memcpy(&w, h + i, 8);
+		sums += (w & lo) + ((w >> 8) & lo);
+		highs += (w >> 7) & 0x0101010101010101ULL;
 	}
+	highs = (highs & lo) + ((highs >> 8) & lo);
+	for (i = 0; i < 64; i += 16) {
+		usum += (sums >> i) & 0xffff;
+		high += (highs >> i) & 0xffff;
+	}
+	/* the sum's own field counts as spaces */
+	for (i = 148; i < 156; i++) {
+		usum += ' ' - h[i];
+		high -= h[i] >> 7;
+	}
+	ssum = usum - 256 * high;
 	return want == usum || want == ssum;
 }
 
@@ -279,6 +297,7 @@ static int header_block(struct e2cb_tarscan *s)
 	const uint8_t *h = s->block;
 	int64_t size;
 	size_t i;
+	int sum_ok;
 
 	for (i = 0; i < 512 && !h[i]; i++)
 		;
@@ -287,12 +306,13 @@ static int header_block(struct e2cb_tarscan *s)
 		s->state = S_END;
 		return 0;
 	}
-	if (!checksum_ok(h) && s->pos == 512) {
+	sum_ok = checksum_ok(h);
+	if (!sum_ok && s->pos == 512) {
 		/* not tar at all: libarchive will not take it either */
 		s->state = S_END;
 		return 0;
 	}
-	if (!checksum_ok(h))
+	if (!sum_ok)
 		return scan_fail(s, "a tar header whose checksum is wrong");
 	if (h[156] != 'x' || s->in_pax)
 		return ustar_header(s);
