@@ -247,7 +247,10 @@ struct e2cb_tarscan {
 	char err[256];
 	/* optional: each piece of the stream but the entries' data */
 	void (*seen)(void *priv, const void *buf, size_t len);
+	/* optional: an entry's ustar header is over, its pieces seen */
+	void (*header_end)(void *priv);
 	void *seen_priv;
+	int header_done;		/* header_end() is due */
 };
 
 extern void e2cb_tarscan_init(struct e2cb_tarscan *s);

@@ -7,8 +7,8 @@
  * was written for, the data sum that the next entry carries, and the
  * trailer that proves the archive is whole.  This file reads the stream
  * (the descriptor, a decompressor, the tar reader behind the scan of
- * tarscan.c), each entry's data and the digests; reader_check.c checks
- * what each entry's records say.
+ * tarscan.c) and each entry's data; reader_check.c checks what each
+ * entry's records say, reader_digest.c makes the digests.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -24,8 +24,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "reader_int.h"
-
-#define HASH_BUF_SIZE	65536
 
 static int vdamage(struct e2cb_reader *r, uint64_t index, const char *path,
 		   const char *fmt, va_list ap)
@@ -157,7 +155,7 @@ static int next_tar_header(struct e2cb_reader *r, const char *what)
 /*
  * libarchive reads the descriptor through us: we check the tar stream
  * before it does, and hash what the scan says is not data
- * (E2CB_READ_HASH, stream_seen()).
+ * (E2CB_READ_HASH, reader_digest.c).
  */
 static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
 		       const void **buf)
@@ -171,7 +169,7 @@ static ssize_t fd_read(struct e2cb_reader *r, struct archive *a,
 		return n;
 	}
 	do
-		n = read(r->fd, r->hash_buf, HASH_BUF_SIZE);
+		n = read(r->fd, r->hash_buf, E2CB_HASH_BUF_SIZE);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		archive_set_error(a, errno, "%s", strerror(errno));
@@ -260,34 +258,6 @@ static la_int64_t tar_skip(struct archive *a, void *priv, la_int64_t request)
 }
 
 /*
- * The stream digest covers the tar stream but the entries' data: the
- * headers, the records, the end and what follows it.  The data is
- * ciphertext a forger could as well have put there for the first pass,
- * and each pass checks it against its sum, which the next record (in
- * the digest) carries: hashing it too would cost a SHA-256 of the whole
- * archive in each pass and prove nothing more (doc/design.txt).
- */
-static void stream_seen(void *priv, const void *buf, size_t len)
-{
-	struct e2cb_reader *r = priv;
-
-	if (!EVP_DigestUpdate(r->stream, buf, len))
-		r->stream_failed = 1;
-}
-
-static errcode_t start_hashes(struct e2cb_reader *r)
-{
-	r->stream = EVP_MD_CTX_new();
-	r->entry = EVP_MD_CTX_new();
-	if (!r->stream || !r->entry ||
-	    !EVP_DigestInit_ex(r->stream, EVP_sha256(), NULL))
-		return EXT2_ET_NO_MEMORY;
-	r->scan.seen = stream_seen;
-	r->scan.seen_priv = r;
-	return 0;
-}
-
-/*
  * A decompressor first, with libarchive's sniffing of the filters; if
  * the stream is not compressed it goes, and the tar reader reads the
  * descriptor itself, what the sniffing read given again.
@@ -340,7 +310,7 @@ static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 
 	r->a = archive_read_new();
 	r->ae = archive_entry_new();
-	r->hash_buf = malloc(HASH_BUF_SIZE);
+	r->hash_buf = malloc(E2CB_HASH_BUF_SIZE);
 	if (!r->a || !r->ae || !r->hash_buf)
 		return EXT2_ET_NO_MEMORY;
 	e2cb_tarscan_init(&r->scan);
@@ -362,7 +332,7 @@ static errcode_t open_archive(struct e2cb_reader *r, const char *name)
 	}
 	r->fd_start = lseek(r->fd, 0, SEEK_CUR);
 	if (r->flags & E2CB_READ_HASH) {
-		retval = start_hashes(r);
+		retval = e2cb_reader_hash_start(r);
 		if (retval)
 			return retval;
 	}
@@ -405,8 +375,6 @@ static void close_archive_fd(struct e2cb_reader *r)
 	close(r->fd);
 }
 
-static int digest_entry(struct e2cb_reader *r);
-
 static int read_header(struct e2cb_reader *r)
 {
 	if (next_tar_header(r, "the header")) {
@@ -415,7 +383,7 @@ static int read_header(struct e2cb_reader *r)
 				 "archive (%s)", r->scan.err);
 		return -1;
 	}
-	if ((r->flags & E2CB_READ_HASH) && digest_entry(r))
+	if ((r->flags & E2CB_READ_HASH) && e2cb_reader_digest_entry(r))
 		return -1;
 	return e2cb_reader_check_header(r);
 }
@@ -459,43 +427,6 @@ errcode_t e2cb_reader_open_fd(int fd, int flags, struct e2cb_reader **ret)
 	return reader_start(NULL, fd, flags, ret);
 }
 
-/*
- * E2CB_READ_HASH: the SHA-256 of the tar stream from where the reader
- * began, but the entries' data (stream_seen()), and of the rest of the
- * descriptor to its end.  Only once, when the reader is done.
- */
-errcode_t e2cb_reader_stream_digest(struct e2cb_reader *r,
-				    uint8_t out[E2CB_STREAM_DIGEST_LEN])
-{
-	unsigned int len;
-	ssize_t n;
-
-	if (!r->stream)
-		return EXT2_ET_INVALID_ARGUMENT;
-	if (r->stream_failed)
-		return EXT2_ET_NO_MEMORY;
-	while ((n = read(r->fd, r->hash_buf, HASH_BUF_SIZE)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno;
-		if (!EVP_DigestUpdate(r->stream, r->hash_buf, n))
-			return EXT2_ET_NO_MEMORY;
-	}
-	if (!EVP_DigestFinal_ex(r->stream, out, &len))
-		return EXT2_ET_NO_MEMORY;
-	return 0;
-}
-
-/*
- * E2CB_READ_HASH: a digest of all the current entry's tar header says;
- * before the first e2cb_reader_next(), the archive header entry's.
- */
-const uint8_t *e2cb_reader_entry_digest(struct e2cb_reader *r)
-{
-	return r->digest;
-}
-
 static int finish_map(struct e2cb_reader *r);
 
 /* Read what is left of the current entry's data into the sum. */
@@ -515,73 +446,6 @@ static int drain_data(struct e2cb_reader *r)
 	}
 	if (e2cb_reader_data(r, NULL, NULL))
 		return -1;
-	return 0;
-}
-
-static void hash_u64(EVP_MD_CTX *c, uint64_t v)
-{
-	uint8_t b[8];
-	int i;
-
-	for (i = 0; i < 8; i++)
-		b[i] = v >> (8 * i);
-	EVP_DigestUpdate(c, b, 8);
-}
-
-/* with its length, so that no two sequences of fields hash alike */
-static void hash_bytes(EVP_MD_CTX *c, const void *p, size_t len)
-{
-	hash_u64(c, p ? len : ~0ULL);
-	if (p)
-		EVP_DigestUpdate(c, p, len);
-}
-
-static void hash_str(EVP_MD_CTX *c, const char *s)
-{
-	hash_bytes(c, s, s ? strlen(s) : 0);
-}
-
-/*
- * Everything of the tar header that any check or write may rest on:
- * its fields, every record, the sparse map.  A caller compares it with
- * the digest of the same entry in an earlier pass before acting on it.
- */
-static int digest_entry(struct e2cb_reader *r)
-{
-	EVP_MD_CTX *c = r->entry;
-	struct archive_entry *ae = r->ae;
-	uint8_t md[EVP_MAX_MD_SIZE];
-	const char *n;
-	const void *v;
-	size_t s;
-	la_int64_t off, len;
-	unsigned int mdlen;
-
-	if (!EVP_DigestInit_ex(c, EVP_sha256(), NULL))
-		return e2cb_reader_damage(r, "out of memory");
-	hash_str(c, archive_entry_pathname(ae));
-	hash_str(c, archive_entry_hardlink(ae));
-	hash_str(c, archive_entry_symlink(ae));
-	hash_u64(c, archive_entry_mode(ae));
-	hash_u64(c, archive_entry_size(ae));
-	hash_u64(c, archive_entry_uid(ae));
-	hash_u64(c, archive_entry_gid(ae));
-	hash_u64(c, archive_entry_mtime(ae));
-	hash_u64(c, archive_entry_rdevmajor(ae));
-	hash_u64(c, archive_entry_rdevminor(ae));
-	hash_u64(c, archive_entry_xattr_reset(ae));
-	while (archive_entry_xattr_next(ae, &n, &v, &s) == ARCHIVE_OK) {
-		hash_str(c, n);
-		hash_bytes(c, v, s);
-	}
-	hash_u64(c, archive_entry_sparse_reset(ae));
-	while (archive_entry_sparse_next(ae, &off, &len) == ARCHIVE_OK) {
-		hash_u64(c, off);
-		hash_u64(c, len);
-	}
-	if (!EVP_DigestFinal_ex(c, md, &mdlen))
-		return e2cb_reader_damage(r, "out of memory");
-	memcpy(r->digest, md, sizeof(r->digest));
 	return 0;
 }
 
@@ -615,7 +479,7 @@ int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 		return -1;
 	if (e2cb_reader_set_path(r, archive_entry_pathname(r->ae)))
 		return -1;
-	if ((r->flags & E2CB_READ_HASH) && digest_entry(r))
+	if ((r->flags & E2CB_READ_HASH) && e2cb_reader_digest_entry(r))
 		return -1;
 	e->path = r->path.s;
 	checked = e2cb_reader_check_entry(r, e);
@@ -821,8 +685,8 @@ static int finish_map(struct e2cb_reader *r)
 	for (; r->map_at < r->map_len; r->map_at++, r->map_in = 0) {
 		m = r->map + r->map_at;
 		for (done = r->map_in; done < m->len; done += n) {
-			n = m->len - done < HASH_BUF_SIZE ? m->len - done :
-			    HASH_BUF_SIZE;
+			n = m->len - done < E2CB_HASH_BUF_SIZE ? m->len - done :
+			    E2CB_HASH_BUF_SIZE;
 			retval = e2cb_pread_all(r->fd, r->hash_buf, n,
 						m->pos + done);
 			if (retval)
@@ -853,8 +717,7 @@ void e2cb_reader_close(struct e2cb_reader *r)
 	free(r->map);
 	e2cb_reader_checks_free(r);
 	free(r->prev_path);
-	EVP_MD_CTX_free(r->stream);
-	EVP_MD_CTX_free(r->entry);
+	e2cb_reader_hash_free(r);
 	free(r->hash_buf);
 	free(r);
 }

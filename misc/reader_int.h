@@ -1,9 +1,10 @@
 /*
- * reader_int.h --- the archive reader's state, shared by its two files
+ * reader_int.h --- the archive reader's state, shared by its files
  *
  * reader.c reads the stream (the descriptor, the decompressor, the tar
  * reader, each entry's data and the sums of it); reader_check.c checks
- * what each entry's records say.  Nothing else sees this.
+ * what each entry's records say; reader_digest.c makes the digests of
+ * E2CB_READ_HASH.  Nothing else sees this.
  *
  * This file may be redistributed under the terms of the GNU General
  * Public License, version 2.
@@ -64,15 +65,23 @@ struct e2cb_reader {
 	 * names.
 	 */
 	struct e2cb_ino_map linked;
-	/* E2CB_READ_HASH: the stream read, and the current entry */
-	EVP_MD_CTX *stream, *entry;
+	/*
+	 * E2CB_READ_HASH (reader_digest.c): the stream's digest, that of
+	 * the header being scanned, and of a sparse entry's map; the
+	 * digests of the headers scanned ahead of libarchive
+	 */
+	EVP_MD *sha256;
+	EVP_MD_CTX *stream, *piece, *sparse;
+	uint8_t (*ring)[E2CB_STREAM_DIGEST_LEN];
+	uint64_t produced, consumed;	/* headers scanned, and reached */
 	int stream_failed;
-	char *hash_buf;			/* HASH_BUF_SIZE: what read() gets */
+	char *hash_buf;			/* E2CB_HASH_BUF_SIZE: read()'s */
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];
 	char err[1024];
 };
 
 #define E2CB_LINK_MD_LEN	16	/* of the path a hard link names */
+#define E2CB_HASH_BUF_SIZE	65536
 
 /* reader.c: the message of damage in the entry being read, or the one
  * before it (where damage that shows only at the next entry lies) */
@@ -81,6 +90,11 @@ extern int e2cb_reader_damage(struct e2cb_reader *r, const char *fmt, ...)
 extern int e2cb_reader_damage_prev(struct e2cb_reader *r, const char *fmt,
 				   ...)
 	EXT2FS_ATTR((format(printf, 2, 3)));
+
+/* reader_digest.c */
+extern errcode_t e2cb_reader_hash_start(struct e2cb_reader *r);
+extern void e2cb_reader_hash_free(struct e2cb_reader *r);
+extern int e2cb_reader_digest_entry(struct e2cb_reader *r);
 
 /* reader_check.c: each returns 0, or -1 with the damage in r->err */
 extern void e2cb_reader_checks_init(struct e2cb_reader *r);

@@ -277,6 +277,7 @@ static int ustar_header(struct e2cb_tarscan *s)
 		size = 0;
 	s->end = s->pos + round512(size);
 	s->have = 0;
+	s->header_done = 1;
 	if (s->sparse_major >= 0 || s->sparse_minor >= 0) {
 		if (s->sparse_major != 1 || s->sparse_minor != 0 ||
 		    type != '0')
@@ -435,6 +436,15 @@ int e2cb_tarscan_feed(struct e2cb_tarscan *s, const void *buf, size_t len)
 		}
 		p += n;
 		len -= n;
+		/* the pieces of each entry's header go out before its end */
+		if (s->header_done) {
+			s->header_done = 0;
+			if (run)
+				s->seen(s->seen_priv, run, p - run);
+			run = NULL;
+			if (s->header_end)
+				s->header_end(s->seen_priv);
+		}
 	}
 	if (run)
 		s->seen(s->seen_priv, run, p - run);
