@@ -65,17 +65,10 @@ struct e2cb_reader {
 	 * names.
 	 */
 	struct e2cb_ino_map linked;
-	/*
-	 * E2CB_READ_HASH (reader_digest.c): the stream's digest, that of
-	 * the header being scanned, and of a sparse entry's map; the
-	 * digests of the headers scanned ahead of libarchive
-	 */
-	EVP_MD *sha256;
-	EVP_MD_CTX *stream, *piece, *sparse;
-	uint8_t (*ring)[E2CB_STREAM_DIGEST_LEN];
-	uint64_t produced, consumed;	/* headers scanned, and reached */
+	/* E2CB_READ_HASH: the digests being made (reader_digest.c) */
+	struct e2cb_reader_digests *dg;
 	int stream_failed;
-	char *hash_buf;			/* E2CB_HASH_BUF_SIZE: read()'s */
+	char *hash_buf;			/* E2CB_HASH_BUF_SIZE bytes */
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];
 	char err[1024];
 };
