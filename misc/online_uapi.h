@@ -69,7 +69,8 @@ struct fscrypt_read_raw_data_arg {
 	__u32 block_size;
 	__u64 i_size;
 	__u64 ino;
-	__u32 __reserved[4];
+	__u64 end_lblk;		/* i_size's blocks, or verity metadata's */
+	__u32 __reserved[2];
 };
 
 #define FS_IOC_READ_RAW_DIR	_IOWR('f', 28, struct fscrypt_read_raw_dir_arg)

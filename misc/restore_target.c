@@ -265,8 +265,8 @@ int e2cb_restore_preflight(struct restore *rs, const struct e2cb_header *h)
 	if (p->verity_untreed)
 		com_err(program_name, 0, "%llu fs-verity files come "
 			"without their Merkle tree (unencrypted, or backed up "
-			"online), and are restored as plain files (fsverity "
-			"enable makes them verity files again)",
+			"online by an older kernel), and are restored as plain "
+			"files (fsverity enable makes them verity files again)",
 			(unsigned long long) p->verity_untreed);
 	return 0;
 }

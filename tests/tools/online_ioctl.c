@@ -20,6 +20,11 @@
  *   online_ioctl probe DIR
  *	Issue each ioctl once on DIR; print the errno names, "ok" if none
  *	failed (used to check that unprivileged callers get EPERM).
+ *   online_ioctl plain DIR NAME
+ *	Ask the unencrypted DIR for its entry NAME (a plain name) with
+ *	FS_IOC_GET_RAW_ENTRY and FS_IOC_READ_RAW_DATA (block 0): print
+ *	"GET_RAW_ENTRY ok|ERRNO" and "READ_RAW_DATA ok|ERRNO" (the kernel
+ *	answers for encrypted inodes only: ENODATA for the rest).
  *   online_ioctl copy SRC DSTPARENT NAME
  *	The write side: create in the unencrypted directory DSTPARENT an
  *	encrypted directory NAME with the context (and casefolding) of the
@@ -746,6 +751,42 @@ static int refuse(const char *dir, const char *other)
 	return 0;
 }
 
+/* The entry @name of the unencrypted @dir, by its plain name */
+static int plain(const char *dir, const char *name)
+{
+	struct fscrypt_get_raw_entry_arg ga;
+	struct fscrypt_read_raw_data_arg da;
+	static unsigned char buf[65536], target[4096];
+	size_t len = strlen(name);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	if (fd < 0)
+		die(dir);
+	if (len == 0 || len > NAME_MAX) {
+		fprintf(stderr, "%s: bad name\n", prog);
+		return 2;
+	}
+	memset(&ga, 0, sizeof(ga));
+	ga.entry.name_len = len;
+	memcpy(ga.entry.name, name, len);
+	ga.target = (uintptr_t)target;
+	ga.target_size = sizeof(target);
+	if (ioctl(fd, FS_IOC_GET_RAW_ENTRY, &ga) < 0)
+		printf("GET_RAW_ENTRY %s\n", errname(errno));
+	else
+		printf("GET_RAW_ENTRY ok\n");
+	memset(&da, 0, sizeof(da));
+	da.entry = ga.entry;
+	da.buf = (uintptr_t)buf;
+	da.buf_size = sizeof(buf);
+	if (ioctl(fd, FS_IOC_READ_RAW_DATA, &da) < 0)
+		printf("READ_RAW_DATA %s\n", errname(errno));
+	else
+		printf("READ_RAW_DATA ok\n");
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_ent dot;
@@ -755,10 +796,12 @@ int main(int argc, char **argv)
 
 	if (argc == 5 && !strcmp(argv[1], "copy"))
 		return copy(argv[2], argv[3], argv[4]);
+	if (argc == 4 && !strcmp(argv[1], "plain"))
+		return plain(argv[2], argv[3]);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "refuse"))
 		return refuse(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc < 3 || (strcmp(argv[1], "walk") && strcmp(argv[1], "probe"))) {
-		fprintf(stderr, "Usage: %s walk DIR [OUTDIR] | probe DIR | copy SRC DSTPARENT NAME | refuse DIR [OTHERDIR]\n",
+		fprintf(stderr, "Usage: %s walk DIR [OUTDIR] | probe DIR | plain DIR NAME | copy SRC DSTPARENT NAME | refuse DIR [OTHERDIR]\n",
 			prog);
 		return 2;
 	}
