@@ -690,12 +690,19 @@ static errcode_t read_names(int dfd, int enc, struct child_list *cl)
 	return retval;
 }
 
+/*
+ * By inode; the names of one inode by their bytes, as backup orders
+ * them: readdir's order (by hash in an indexed directory) is not the
+ * order of the blocks that backup reads
+ */
 static int cmp_child_ino(const void *a, const void *b)
 {
-	uint64_t x = ((const struct online_child *) a)->ino;
-	uint64_t y = ((const struct online_child *) b)->ino;
+	const struct online_child *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return e2cb_name_cmp(x->name.name, x->name.name_len,
+			     y->name.name, y->name.name_len);
 }
 
 /* Path component: raw bytes, or base64url inside an encrypted dir */
