@@ -184,7 +184,8 @@ static void set_time(struct e2cb_time *t, const struct statx_timestamp *s)
 	t->nsec = s->tv_nsec;
 }
 
-static void fill_inode_rec(const struct online_entry *oe,
+static void fill_inode_rec(const struct online *o,
+			   const struct online_entry *oe,
 			   struct e2cb_inode_rec *r)
 {
 	const struct statx *s = &oe->stx;
@@ -203,7 +204,14 @@ static void fill_inode_rec(const struct online_entry *oe,
 		set_time(&r->crtime, &s->stx_btime);
 		r->rflags |= E2CB_IF_CRTIME;
 	}
-	r->rflags |= E2CB_IF_PROJID;
+	/*
+	 * A 128-byte inode has no i_projid (FS_IOC_FSGETXATTR says 0);
+	 * a larger one has it since Linux 4.5 made 32 extra bytes the
+	 * minimum.  An unknown inode size (the header could not read the
+	 * superblock) is taken as large.
+	 */
+	if (o->wk.hdr.inode_size != EXT2_GOOD_OLD_INODE_SIZE)
+		r->rflags |= E2CB_IF_PROJID;
 	if (S_ISCHR(s->stx_mode) || S_ISBLK(s->stx_mode)) {
 		r->rdev_major = s->stx_rdev_major;
 		r->rdev_minor = s->stx_rdev_minor;
@@ -494,7 +502,7 @@ static errcode_t write_entry(struct online *o, struct online_entry *oe,
 
 	memset(&dr, 0, sizeof(dr));
 	dr.fd = -1;
-	fill_inode_rec(oe, &r);
+	fill_inode_rec(o, oe, &r);
 	fatal = o->wk.ops->begin(&o->wk, opath(o), &r,
 				 need < 256 ? 256 : need);
 	if (fatal)
