@@ -517,7 +517,8 @@ static errcode_t write_entry(struct online *o, struct online_entry *oe,
 	if (!retval && !first && S_ISLNK(oe->stx.stx_mode))
 		retval = read_symlink(o, oe);
 	if (!retval && !first && is_reg)
-		retval = e2cb_online_prepare_data(o, oe, dfd, c, &dr);
+		retval = e2cb_online_prepare_data(o, oe, dfd, c, &dr,
+				!!(r.iflags & EXT4_INLINE_DATA_FL));
 	if (!retval && !first)
 		retval = e2cb_online_unchanged(oe);
 	if (retval) {
