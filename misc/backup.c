@@ -330,12 +330,16 @@ static void get_child(const struct child_list *cl, size_t i,
 	memcpy(c->name.name, cl->names + r->off, r->name_len);
 }
 
-static int cmp_child_ino(const void *a, const void *b)
+/* By inode; the names of one inode by their bytes (e2cb_name_cmp) */
+static int cmp_child_ino(const void *a, const void *b, void *pool)
 {
-	ext2_ino_t x = ((const struct child_ref *) a)->ino;
-	ext2_ino_t y = ((const struct child_ref *) b)->ino;
+	const struct child_ref *x = a, *y = b;
+	const uint8_t *names = pool;
 
-	return x < y ? -1 : x > y;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return e2cb_name_cmp(names + x->off, x->name_len,
+			     names + y->off, y->name_len);
 }
 
 /*
@@ -445,7 +449,8 @@ static errcode_t backup_dir(struct backup *b, ext2_ino_t dir,
 		goto out;
 	/* inode order reads the inode tables, and mostly the data, in order */
 	if (cl.count > 1)
-		qsort(cl.c, cl.count, sizeof(*cl.c), cmp_child_ino);
+		qsort_r(cl.c, cl.count, sizeof(*cl.c), cmp_child_ino,
+			cl.names);
 	for (i = 0; i < cl.count && !retval; i++) {
 		/*
 		 * Without the whole filesystem read ahead, advise again

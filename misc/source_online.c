@@ -199,7 +199,8 @@ static void set_time(struct e2cb_time *t, const struct statx_timestamp *s)
 	t->nsec = s->tv_nsec;
 }
 
-static void fill_inode_rec(const struct online_entry *oe,
+static void fill_inode_rec(const struct online *o,
+			   const struct online_entry *oe,
 			   struct e2cb_inode_rec *r)
 {
 	const struct statx *s = &oe->stx;
@@ -218,7 +219,14 @@ static void fill_inode_rec(const struct online_entry *oe,
 		set_time(&r->crtime, &s->stx_btime);
 		r->rflags |= E2CB_IF_CRTIME;
 	}
-	r->rflags |= E2CB_IF_PROJID;
+	/*
+	 * A 128-byte inode has no i_projid (FS_IOC_FSGETXATTR says 0);
+	 * a larger one has it since Linux 4.5 made 32 extra bytes the
+	 * minimum.  An unknown inode size (the header could not read the
+	 * superblock) is taken as large.
+	 */
+	if (o->wk.hdr.inode_size != EXT2_GOOD_OLD_INODE_SIZE)
+		r->rflags |= E2CB_IF_PROJID;
 	if (S_ISCHR(s->stx_mode) || S_ISBLK(s->stx_mode)) {
 		r->rdev_major = s->stx_rdev_major;
 		r->rdev_minor = s->stx_rdev_minor;
@@ -523,7 +531,7 @@ static errcode_t write_entry(struct online *o, struct online_entry *oe,
 
 	memset(&dr, 0, sizeof(dr));
 	dr.fd = -1;
-	fill_inode_rec(oe, &r);
+	fill_inode_rec(o, oe, &r);
 	fatal = o->wk.ops->begin(&o->wk, opath(o), &r,
 				 need < 256 ? 256 : need);
 	if (fatal)
@@ -538,7 +546,8 @@ static errcode_t write_entry(struct online *o, struct online_entry *oe,
 	if (!retval && !first && S_ISLNK(oe->stx.stx_mode))
 		retval = read_symlink(o, oe);
 	if (!retval && !first && is_reg)
-		retval = e2cb_online_prepare_data(o, oe, dfd, c, &dr);
+		retval = e2cb_online_prepare_data(o, oe, dfd, c, &dr,
+				!!(r.iflags & EXT4_INLINE_DATA_FL));
 	if (!retval && !first)
 		retval = e2cb_online_unchanged(oe);
 	if (retval) {
@@ -720,12 +729,19 @@ static errcode_t read_names(int dfd, int enc, struct child_list *cl)
 	return retval;
 }
 
+/*
+ * By inode; the names of one inode by their bytes, as backup orders
+ * them: readdir's order (by hash in an indexed directory) is not the
+ * order of the blocks that backup reads
+ */
 static int cmp_child_ino(const void *a, const void *b)
 {
-	uint64_t x = ((const struct online_child *) a)->ino;
-	uint64_t y = ((const struct online_child *) b)->ino;
+	const struct online_child *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return e2cb_name_cmp(x->name.name, x->name.name_len,
+			     y->name.name, y->name.name_len);
 }
 
 /* Path component: raw bytes, or base64url inside an encrypted dir */

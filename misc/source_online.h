@@ -107,6 +107,6 @@ extern errcode_t e2cb_online_read_data(struct online *o,
 extern errcode_t e2cb_online_prepare_data(struct online *o,
 					  struct online_entry *oe, int dfd,
 					  const struct online_child *c,
-					  struct data_reader *dr);
+					  struct data_reader *dr, int inlined);
 
 #endif /* E2CB_SOURCE_ONLINE_H */

@@ -151,13 +151,31 @@ errcode_t e2cb_online_read_data(struct online *o, struct data_reader *dr,
 }
 
 /*
+ * A file whose data is in its inode (EXT4_INLINE_DATA_FL, which
+ * FS_IOC_GETFLAGS shows) goes out as backup sends it: one region from
+ * 0, read whole into o->keep, as inline data (archive-format.txt 8.4).
+ * Returns 0 if it is not one region from 0 that was kept.
+ */
+static int send_inline(struct online *o, uint64_t i_size)
+{
+	if (o->count > 1 || i_size > E2CB_WRITER_BUF ||
+	    (o->count && (o->st[0].off || o->st[0].len != i_size)))
+		return 0;
+	o->wk.preread = 1;
+	o->wk.ops->set_inline(&o->wk, (const char *) o->keep,
+			      o->count ? o->st[0].len : 0);
+	return 1;
+}
+
+/*
  * The data of a regular file, read before its header goes out; what
  * does not fit in the end's buffer is read again after it (wk.preread
- * 0), by e2cb_online_read_data().
+ * 0), by e2cb_online_read_data().  @inlined: the file says its data is
+ * in its inode.
  */
 errcode_t e2cb_online_prepare_data(struct online *o, struct online_entry *oe,
 				   int dfd, const struct online_child *c,
-				   struct data_reader *dr)
+				   struct data_reader *dr, int inlined)
 {
 	uint64_t total = 0, tar_size;
 	char *keep;
@@ -178,6 +196,8 @@ errcode_t e2cb_online_prepare_data(struct online *o, struct online_entry *oe,
 	retval = e2cb_online_read_data(o, dr, (char *) o->keep, NULL, NULL);
 	if (retval)
 		return retval;
+	if (inlined && !oe->enc && send_inline(o, dr->i_size))
+		return 0;
 	for (i = 0; i < o->count; i++)
 		total += (o->st[i].len + o->bs - 1) / o->bs * o->bs;
 	keep = o->wk.ops->data_buf(&o->wk, total);

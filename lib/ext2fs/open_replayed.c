@@ -111,6 +111,12 @@ static errcode_t replay(const char *device, int flags, ext2_filsys stale,
 				 "the orphan inodes");
 		goto errout;
 	}
+	/*
+	 * The kernel sets it with needs_recovery at a mount and clears both
+	 * at a clean unmount: the orphans are done, as a backup --online
+	 * header and one of the image the kernel unmounted say
+	 */
+	ext2fs_clear_feature_orphan_present(fs->super);
 	make_read_only(fs);
 	st->state = EXT2FS_REPLAY_DONE;
 	*ret_fs = fs;

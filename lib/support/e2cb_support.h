@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <string.h>
 #include <ext2fs/ext2fs.h>
 #include "e2cb_le.h"
 
@@ -33,6 +34,22 @@ static inline uint64_t e2cb_mix64(uint64_t x)
 	x ^= x >> 27;
 	x *= 0x94d049bb133111ebULL;
 	return x ^ (x >> 31);
+}
+
+/*
+ * The order of two names of one directory (raw bytes, no string
+ * function: a ciphertext name may hold NULs): by their bytes, the
+ * shorter first.  Backup and backup --online write the names of one
+ * inode in this order, which no directory layout decides.
+ */
+static inline int e2cb_name_cmp(const void *a, size_t alen,
+				const void *b, size_t blen)
+{
+	int r = memcmp(a, b, alen < blen ? alen : blen);
+
+	if (r)
+		return r;
+	return alen < blen ? -1 : alen > blen;
 }
 
 /* ino_map.c: inode number (never 0) -> a value of fixed size */

@@ -50,25 +50,33 @@ same_tree() {
 	echo "$1: $(wc -l <"$1.orig.tree") entries identical under debugfs"
 }
 
-# with_keys IMAGE KEYS MNT CMD...: mount IMAGE on MNT, add every key of
-# the KEYS file, run CMD, unmount (the kernel is the oracle)
-with_keys() {
-	local img=$1 keys=$2 mnt=$3 ver id hex rc
+# add_keys KEYS MNT: add every key of the KEYS file (a fixture's) to
+# the filesystem mounted on MNT
+add_keys() {
+	local ver id hex
 
-	shift 3
-	mkdir -p "$mnt"
-	mount -o loop "$img" "$mnt" || return 1
 	while read -r ver id hex; do
 		[ -n "$hex" ] || continue
 		# test keys only: the fixtures' keys are public
 		printf '%b' "$(echo "$hex" | sed 's/../\\x&/g')" >key.bin
 		if [ "$ver" = v1 ]; then
-			"$FSCRYPT_HELPER" add_key_v1 "$mnt" key.bin "$id"
+			"$FSCRYPT_HELPER" add_key_v1 "$2" key.bin "$id"
 		else
-			"$FSCRYPT_HELPER" add_key "$mnt" key.bin
-		fi >/dev/null || { rm -f key.bin; umount "$mnt"; return 1; }
-	done <"$keys"
+			"$FSCRYPT_HELPER" add_key "$2" key.bin
+		fi >/dev/null || { rm -f key.bin; return 1; }
+	done <"$1"
 	rm -f key.bin
+}
+
+# with_keys IMAGE KEYS MNT CMD...: mount IMAGE on MNT, add every key of
+# the KEYS file, run CMD, unmount (the kernel is the oracle)
+with_keys() {
+	local img=$1 keys=$2 mnt=$3 rc
+
+	shift 3
+	mkdir -p "$mnt"
+	mount -o loop "$img" "$mnt" || return 1
+	add_keys "$keys" "$mnt" || { umount "$mnt"; return 1; }
 	"$@"
 	rc=$?
 	umount "$mnt" || umount -l "$mnt"
