@@ -3,7 +3,7 @@
 # online_archives.py --- an archive of "e2cryptbak backup --online" of a
 # mounted filesystem against "e2cryptbak backup" of it unmounted
 #
-# Usage: online_archives.py [--skipped LIST] ONLINE_ARCHIVE OFFLINE_ARCHIVE
+# Usage: online_archives.py ONLINE_ARCHIVE OFFLINE_ARCHIVE
 #
 # Entry by entry, in order: the path, the tar type, size, link and
 # data (ciphertext or plaintext, holes as zeros), and every record
@@ -18,19 +18,6 @@
 # how many ACLs (xattr index 2 and 3) were compared; exit 0 if nothing
 # else differs, 1 otherwise.
 #
-# --skipped LIST: the file LIST holds, a line each, paths the online
-# backup reported and skipped for a reason the test knows (an encrypted
-# file in an unencrypted directory, which contrib/kernel's ioctls do
-# not reach yet): those entries of the offline archive are left out,
-# the online trailer must count them skipped and say the archive is
-# incomplete, and its entry, inode and encrypted counts must be the
-# offline ones less theirs; its data_bytes, which counts stored regions,
-# is only printed (the data of every other entry is compared).  The
-# inode records after a skipped entry have their sequence number one
-# less per skipped one, and the one right after it the data sum of
-# another previous entry (archive-format.txt 9.3): both are allowed
-# for.
-#
 # This file may be redistributed under the terms of the GNU General
 # Public License, version 2.
 
@@ -44,7 +31,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_archive as ca  # noqa: E402
 
 GEN = slice(48, 52)
-PREV = slice(120, 132)     # prev_data_bytes, prev_data_crc
 errors = 0
 
 
@@ -99,12 +85,6 @@ def compare(on_tf, on, off_tf, off):
                 sorted(b.recs))
         for k in sorted(set(a.recs) & set(b.recs)):
             x, y = a.recs[k], b.recs[k]
-            if k == "inode" and len(y) == 152 and getattr(b, "shift", 0):
-                seq, = struct.unpack_from("<I", y, 8)
-                y = y[:8] + struct.pack("<I", seq - b.shift) + y[12:]
-            if k == "inode" and len(x) == len(y) == 152 and \
-               getattr(b, "after_skip", False):
-                x = x[:PREV.start] + y[PREV] + x[PREV.stop:]
             if k == "inode" and len(x) == len(y) == 152:
                 mode, = struct.unpack_from("<I", y, 16)
                 enc = "metadata" in b.recs
@@ -133,34 +113,12 @@ def compare(on_tf, on, off_tf, off):
 
 
 def main(argv):
-    skipped = set()
-    if len(argv) == 5 and argv[1] == "--skipped":
-        with open(argv[2], "rb") as f:
-            skipped = set(ln.decode("utf-8", "surrogateescape")
-                          for ln in f.read().splitlines() if ln)
-        argv = argv[:1] + argv[3:]
     if len(argv) != 3:
-        sys.stderr.write("Usage: online_archives.py [--skipped LIST] "
-                         "ONLINE OFFLINE\n")
+        sys.stderr.write("Usage: online_archives.py ONLINE OFFLINE\n")
         return 2
     stats = {"pax_values": 0}
     on_tf, on = ca.read_archive(argv[1], stats)
     off_tf, off = ca.read_archive(argv[2], stats)
-    gone = [e for e in off if e.path in skipped]
-    if len(gone) != len(skipped):
-        bad("--skipped: %d of the %d paths are in the offline archive",
-            len(gone), len(skipped))
-    kept, shift, after = [], 0, False
-    for e in off:
-        if e.path in skipped:
-            shift, after = shift + 1, True
-            continue
-        # the records' sequence numbers count the entries written: an
-        # online one after a skipped entry is one less; and the entry
-        # right after one chains the data sum of another (9.3)
-        e.shift, e.after_skip, after = shift, after, False
-        kept.append(e)
-    off = kept
     ha = ca.decode_header(on[0].recs["header"])
     hb = ca.decode_header(off[0].recs["header"])
     for k in ("block_size", "root_ino", "inode_size"):
@@ -177,18 +135,6 @@ def main(argv):
               (ha["uuid"].hex(), hb["uuid"].hex()))
     ta = ca.decode_trailer(on[-1].recs["trailer"])
     tb = ca.decode_trailer(off[-1].recs["trailer"])
-    if gone:
-        full = [e for e in gone if not e.m.islnk()]
-        tb["entries"] -= len(gone)
-        tb["inodes"] -= len(full)
-        tb["encrypted"] -= sum(1 for e in full if "metadata" in e.recs)
-        tb["skipped"] += len(gone)
-        tb["tflags"] |= 1
-        print("skipped online, as told: %d entries (%s); data bytes %d "
-              "online, %d offline" % (len(gone), ", ".join(
-                  sorted(e.path for e in gone)), ta["data_bytes"],
-                  tb["data_bytes"]))
-        tb["data_bytes"] = ta["data_bytes"]
     for k in ("entries", "inodes", "encrypted", "data_bytes", "skipped",
               "tflags"):
         if ta[k] != tb[k]:
