@@ -5,6 +5,10 @@
 #                                    rename and delete files in DIR/d
 #   writer.py check DIR LO HI        which state after a step in [LO, HI]
 #                                    DIR/d is; exit 1 if none
+#   writer.py each DIR LO HI         each file of DIR/d is as it was after
+#                                    some step in [LO, HI] (a copy made
+#                                    file by file, not at one point);
+#                                    exit 1 if one is not
 #
 # Every step is content-defined, so the tree after step N is known
 # without a copy of it: state(N) replays the same steps on a dict.  Each
@@ -138,10 +142,34 @@ def check(top, lo, hi):
     return 1
 
 
+def each(top, lo, hi):
+    d = os.path.join(top, 'd')
+    got = {}
+    for name in os.listdir(d):
+        with open(os.path.join(d, name), 'rb') as f:
+            got[name] = f.read()
+    files = state(max(lo, 0))
+    left = dict(got)
+    for k in range(max(lo, 0), hi + 1):
+        if k > max(lo, 0):
+            step(files, k)
+        for name in [n for n in left if files.get(n) == left[n]]:
+            del left[name]
+    if left:
+        print('%d of %d files as after no step in [%d, %d]: %s'
+              % (len(left), len(got), lo, hi, ' '.join(sorted(left)[:6])))
+        return 1
+    print('%d files, each as after a step in [%d, %d]' % (len(got), lo, hi))
+    return 0
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'run':
         run(sys.argv[2], sys.argv[3], sys.argv[4])
     elif sys.argv[1] == 'check':
         sys.exit(check(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
+    elif sys.argv[1] == 'each':
+        sys.exit(each(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
     else:
-        sys.exit('usage: writer.py run DIR LOG PROGRESS | check DIR LO HI')
+        sys.exit('usage: writer.py run DIR LOG PROGRESS | '
+                 'check|each DIR LO HI')
