@@ -120,12 +120,18 @@ def run(top, log, progress):
         os.rename(progress + '.tmp', progress)
 
 
-def check(top, lo, hi):
+def read_tree(top):
+    """DIR/d as the model holds it: name -> bytes"""
     d = os.path.join(top, 'd')
     got = {}
     for name in os.listdir(d):
         with open(os.path.join(d, name), 'rb') as f:
             got[name] = f.read()
+    return got
+
+
+def check(top, lo, hi):
+    got = read_tree(top)
     files = state(max(lo, 0))
     best = None
     for k in range(max(lo, 0), hi + 1):
@@ -143,11 +149,7 @@ def check(top, lo, hi):
 
 
 def each(top, lo, hi):
-    d = os.path.join(top, 'd')
-    got = {}
-    for name in os.listdir(d):
-        with open(os.path.join(d, name), 'rb') as f:
-            got[name] = f.read()
+    got = read_tree(top)
     files = state(max(lo, 0))
     left = dict(got)
     for k in range(max(lo, 0), hi + 1):
