@@ -204,8 +204,10 @@ extern errcode_t e2cb_freeze(int fd, dev_t dev, const char *shown,
 			     const int *out, size_t nr_out);
 extern void e2cb_thaw(void);
 
-/* source_check.c */
-extern errcode_t e2cb_check_source(const char *device, int for_write);
+/* source_check.c: e2cb_check_source() flags */
+#define E2CB_CHECK_WRITE	0x1	/* a restore target, its flock held */
+#define E2CB_CHECK_NOLOCK	0x2	/* ... one it could not lock */
+extern errcode_t e2cb_check_source(const char *device, int flags);
 
 /* util.c */
 #define E2CB_END_SIGNALS	3

@@ -99,7 +99,8 @@ static int lock_target(struct restore *rs)
 		return 0;
 	if (errno == EWOULDBLOCK) {
 		/* names the holder, unless it let go meanwhile */
-		if (!e2cb_check_source(dev, 1))
+		if (!e2cb_check_source(dev, E2CB_CHECK_WRITE |
+						E2CB_CHECK_NOLOCK))
 			com_err(program_name, 0, "%s is in use by another "
 				"e2cryptbak restore (or another program holds "
 				"a lock on it)", dev);
@@ -194,7 +195,7 @@ static errcode_t open_target(struct restore *rs)
  */
 static int check_unmounted(struct restore *rs)
 {
-	if (!e2cb_check_source(rs->opts->device, 1))
+	if (!e2cb_check_source(rs->opts->device, E2CB_CHECK_WRITE))
 		return 0;
 	com_err(program_name, 0, "refusing to restore: %s became busy while "
 		"the archive was checked; nothing was written",

@@ -49,6 +49,7 @@ struct sc_obj {
 struct sc_state {
 	const char	*device;
 	int		for_write;
+	int		nolock;		/* the restore could not lock it */
 	struct stat	st;		/* @device: a restore locks it */
 	struct sc_obj	obj[SC_MAX_OBJS];
 	int		nobj;
@@ -445,30 +446,34 @@ static int is_restore(int pid)
 }
 
 /*
- * Is @o under a restore's flock?  Asked of the lock itself: /proc/locks
- * leaves out the locks of processes in other PID namespaces.  Not of
- * the restore's own target, which it has locked already.
+ * Is @o under a restore's flock?  Asked of the lock itself (/proc/locks
+ * leaves out the locks of processes in other PID namespaces, and reading
+ * it waits for an RCU grace period); /proc/locks only names the holder.
+ * A restore's own target is under its own lock, which keeps every other
+ * one off; when it could not take it, the holder is named.
  */
 static int locked(const struct sc_state *sc, const struct sc_obj *o,
 		  int *pid)
 {
 	struct stat st;
-	int fd, busy = 0;
+	int fd, busy;
 
 	*pid = 0;
-	if (find_lock(o->dev, o->ino, pid))
-		return 1;
 	if (sc->for_write && o->dev == sc->st.st_dev &&
 	    o->ino == sc->st.st_ino)
-		return 0;
+		return sc->nolock && find_lock(o->dev, o->ino, pid);
 	fd = open(o->node, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return find_lock(o->dev, o->ino, pid);
+	if (fstat(fd, &st) || st.st_dev != o->dev || st.st_ino != o->ino) {
+		close(fd);
+		return find_lock(o->dev, o->ino, pid);
+	}
 	/* closing it lets go of our shared lock at once */
-	if (!fstat(fd, &st) && st.st_dev == o->dev && st.st_ino == o->ino &&
-	    flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK)
-		busy = 1;
+	busy = flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK;
 	close(fd);
+	if (busy)
+		find_lock(o->dev, o->ino, pid);
 	return busy;
 }
 
@@ -648,7 +653,7 @@ out:
  * or a restore may change under us, saying what holds it.  Reading is
  * fine where every mount is read-only; writing needs no mount at all.
  */
-errcode_t e2cb_check_source(const char *device, int for_write)
+errcode_t e2cb_check_source(const char *device, int flags)
 {
 	struct sc_state *sc;
 	struct stat st;
@@ -663,14 +668,15 @@ errcode_t e2cb_check_source(const char *device, int for_write)
 		return ENOMEM;
 	}
 	sc->device = device;
-	sc->for_write = for_write;
+	sc->for_write = !!(flags & E2CB_CHECK_WRITE);
+	sc->nolock = !!(flags & E2CB_CHECK_NOLOCK);
 	sc->st = st;
 	gather(sc, &st);
 	for (i = 0; i < sc->nobj && !retval; i++)
 		if (report_obj(sc, &sc->obj[i]))
 			retval = EXT2_ET_SOURCE_BUSY;
 	/* MMP names the node; an exclusive opener could be anything */
-	if (!retval && !for_write)
+	if (!retval && !sc->for_write)
 		retval = check_mmp(sc);
 	for (i = 0; i < sc->nobj && !retval; i++)
 		if (report_exclusive(sc, &sc->obj[i]))

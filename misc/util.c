@@ -58,7 +58,8 @@ errcode_t e2cb_open_fs2(const char *device, int flags, io_manager io,
 {
 	errcode_t retval;
 
-	retval = e2cb_check_source(device, flags & EXT2_FLAG_RW);
+	retval = e2cb_check_source(device, flags & EXT2_FLAG_RW ?
+				    E2CB_CHECK_WRITE : 0);
 	if (retval)
 		return retval;
 	retval = ext2fs_open2(device, NULL, flags | EXT2_FLAG_64BITS, 0, 0,
