@@ -56,17 +56,28 @@ need_tools() {
 	done
 }
 
-# loop_released IMAGE: wait (up to 10 s) until no loop device is bound
-# to IMAGE: "losetup -d" of a device that udev still probes only marks
-# it for release, and backup refuses an image a loop device holds
-loop_released() {
-	local i
+# mount_image IMAGE [OPTIONS]: bind IMAGE to a loop device, $LOOP, and
+# mount it on $MNT; returns mount's status ($LOOP is set either way, for
+# the test's cleanup)
+mount_image() {
+	LOOP=$(losetup -f --show "$1") || fail "losetup $1 failed"
+	mount -t ext4 ${2:+-o "$2"} "$LOOP" "$MNT"
+}
 
+# unmount_image: unmount $MNT and detach $LOOP, then wait (up to 10 s)
+# until the kernel has let go of the image: "losetup -d" of a device
+# that udev still probes only marks it for release, and backup refuses
+# an image a loop device holds
+unmount_image() {
+	local i sys=/sys/block/${LOOP#/dev/}/loop
+
+	umount "$MNT" && losetup -d "$LOOP" || fail "umount failed"
+	LOOP=
 	for i in $(seq 100); do
-		[ -z "$(losetup -n -j "$1")" ] && return 0
+		[ -e "$sys" ] || return 0
 		sleep 0.1
 	done
-	echo "NOTE: $1 is still bound to a loop device"
+	echo "NOTE: ${sys%/loop} still holds its image"
 }
 
 # run NAME CMD...: run CMD with its stdout in NAME.out, its stderr in
