@@ -152,6 +152,14 @@ print(sum(1 for m in tarfile.open(sys.argv[1], "r:*").getmembers()
           if "SCHILY.xattr.e2cryptbak.records" not in m.pax_headers))' "$1"
 }
 
+# unfold_records ARCHIVE: ARCHIVE's records entries (format version 2)
+# put back into its entries' pax headers, for the tests whose forgers
+# work on those; tests/v_records damages the records entries themselves
+unfold_records() {
+	"$PYTHON" "$TOOLS/pax_rec.py" "$1" "$1.unfolded" &&
+		mv "$1.unfolded" "$1"
+}
+
 # records_entries ARCHIVE: how many records entries (format version 2)
 records_entries() {
 	"$PYTHON" -c 'import sys, tarfile
