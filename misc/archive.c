@@ -402,7 +402,7 @@ void e2cb_encode_records_rec(const struct e2cb_records_rec *rr, uint8_t *buf)
 	e2cb_put_le32(buf + 8, rr->first_seq);
 	e2cb_put_le32(buf + 12, rr->count);
 	e2cb_put_le32(buf + 16, rr->data_len);
-	e2cb_put_le32(buf + 20, rr->data_crc);
+	memcpy(buf + 20, rr->digest, E2CB_RECORDS_DIGEST);
 	e2cb_seal(buf, E2CB_RECORDS_REC_SIZE - 4);
 }
 
@@ -418,12 +418,12 @@ errcode_t e2cb_decode_records_rec(const void *buf, size_t len,
 				E2CB_RECORDS_REC_SIZE);
 	if (retval)
 		return retval;
-	if (e2cb_get_le16(p + 4) < 2 || e2cb_get_le32(p + 24))
+	if (e2cb_get_le16(p + 4) < 2)
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	rr->first_seq = e2cb_get_le32(p + 8);
 	rr->count = e2cb_get_le32(p + 12);
 	rr->data_len = e2cb_get_le32(p + 16);
-	rr->data_crc = e2cb_get_le32(p + 20);
+	memcpy(rr->digest, p + 20, E2CB_RECORDS_DIGEST);
 	if (!rr->count || rr->count > E2CB_RECORDS_MAX_GROUPS ||
 	    rr->data_len > E2CB_RECORDS_MAX)
 		return EXT2_ET_CRYPT_BAD_BLOB;

@@ -54,7 +54,8 @@
 #define E2CB_HEADER_FIXED	160
 #define E2CB_INODE_REC_SIZE	152
 #define E2CB_TRAILER_REC_SIZE	76
-#define E2CB_RECORDS_REC_SIZE	32
+#define E2CB_RECORDS_REC_SIZE	40
+#define E2CB_RECORDS_DIGEST	16	/* of SHA-256 of its data */
 
 /* a records entry (version 2): its data's bound, groups, and items */
 #define E2CB_RECORDS_MAX	(1U << 20)
@@ -74,7 +75,7 @@ struct e2cb_records_rec {
 	uint32_t first_seq;
 	uint32_t count;
 	uint32_t data_len;
-	uint32_t data_crc;
+	uint8_t digest[E2CB_RECORDS_DIGEST];
 };
 
 /* e2cb_inode_rec.rflags: which other records the entry carries */

@@ -12,9 +12,12 @@
  * Public License, version 2.
  */
 
+#define OPENSSL_SUPPRESS_DEPRECATED
+
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/sha.h>
 #include "e2cryptbak.h"
 #include "support/e2cb_le.h"
 
@@ -116,14 +119,15 @@ errcode_t e2cb_recblk_write(struct e2cb_recblk *b, struct archive *a,
 {
 	struct archive_entry *e = b->entry;
 	struct e2cb_records_rec rr;
-	uint8_t rec[E2CB_RECORDS_REC_SIZE];
+	uint8_t rec[E2CB_RECORDS_REC_SIZE], md[SHA256_DIGEST_LENGTH];
 
 	if (!b->count)
 		return 0;
 	rr.first_seq = b->first_seq;
 	rr.count = b->count;
 	rr.data_len = b->len;
-	rr.data_crc = e2cb_crc32c(~0U, b->buf, b->len);
+	SHA256(b->buf, b->len, md);
+	memcpy(rr.digest, md, sizeof(rr.digest));
 	e2cb_encode_records_rec(&rr, rec);
 	archive_entry_clear(e);
 	archive_entry_copy_pathname(e, E2CB_RECORDS_PATH);

@@ -34,6 +34,7 @@ import re
 import struct
 import subprocess
 import sys
+import hashlib
 import tarfile
 import tempfile
 
@@ -363,12 +364,13 @@ def unfold_records(tf, entries, stats):
         if pending or len(e.recs) != 1 or e.m.type != tarfile.REGTYPE:
             raise Mismatch("a records entry where it may not be")
         rec = e.recs["records"]
-        preamble(rec, b"E2CR", 32, "records")
-        first, count, dlen, dcrc = struct.unpack_from("<IIII", rec, 8)
+        preamble(rec, b"E2CR", 40, "records")
+        first, count, dlen = struct.unpack_from("<III", rec, 8)
         data = tf.extractfile(e.m).read()
-        if len(data) != dlen or crc32c(data) != dcrc:
-            raise Mismatch("records entry: data of %d bytes, crc %08x" %
-                           (len(data), crc32c(data)))
+        if len(data) != dlen or hashlib.sha256(data).digest()[:16] != \
+                rec[20:36]:
+            raise Mismatch("records entry: data of %d bytes, not its "
+                           "digest" % len(data))
         pending = records_groups(data, first, count)
         stats["records_entries"] = stats.get("records_entries", 0) + 1
     if pending:

@@ -18,6 +18,7 @@
 # compression.  This file may be redistributed under the terms of the
 # GNU General Public License, version 2.
 
+import hashlib
 import os
 import struct
 import sys
@@ -72,11 +73,11 @@ def pax_record(buf, member, key):
 
 
 def reseal_block(buf, rm):
-    """The records entry @rm's data_crc and its record's crc32c, again"""
+    """The records entry @rm's digest and its record's crc32c, again"""
     at, length = pax_record(buf, rm, RECORDS)
     data = bytes(buf[rm.offset_data:rm.offset_data + rm.size])
-    buf[at + 20:at + 24] = struct.pack("<I", crc32c(data))
-    buf[at + 28:at + 32] = struct.pack("<I", crc32c(bytes(buf[at:at + 28])))
+    buf[at + 20:at + 36] = hashlib.sha256(data).digest()[:16]
+    buf[at + 36:at + 40] = struct.pack("<I", crc32c(bytes(buf[at:at + 36])))
 
 
 def group_record(buf, members, member, kind):
