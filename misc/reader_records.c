@@ -132,11 +132,14 @@ static int check_groups(struct e2cb_reader *r,
 {
 	size_t pos = 0, len = rr->data_len;
 	uint8_t md[SHA256_DIGEST_LENGTH];
+	SHA256_CTX c;
 	uint32_t i, glen;
 
 	/* a crc32c would not do: its register is 0 after a sealed record,
 	 * whatever the record, so it could not see one forged and sealed */
-	SHA256(r->blk, len, md);
+	SHA256_Init(&c);		/* not SHA256(): see writer_records.c */
+	SHA256_Update(&c, r->blk, len);
+	SHA256_Final(md, &c);
 	if (E2CB_CHECK_SUMS && memcmp(md, rr->digest, sizeof(rr->digest)))
 		return e2cb_reader_damage(r, "the records entry's data is "
 					  "damaged (its digest)");

@@ -120,13 +120,18 @@ errcode_t e2cb_recblk_write(struct e2cb_recblk *b, struct archive *a,
 	struct archive_entry *e = b->entry;
 	struct e2cb_records_rec rr;
 	uint8_t rec[E2CB_RECORDS_REC_SIZE], md[SHA256_DIGEST_LENGTH];
+	SHA256_CTX c;
 
 	if (!b->count)
 		return 0;
 	rr.first_seq = b->first_seq;
 	rr.count = b->count;
 	rr.data_len = b->len;
-	SHA256(b->buf, b->len, md);
+	/* not SHA256(): in OpenSSL 3 it goes through EVP, whose first
+	 * fetch loads the configuration (reader_digest.c) */
+	SHA256_Init(&c);
+	SHA256_Update(&c, b->buf, b->len);
+	SHA256_Final(md, &c);
 	memcpy(rr.digest, md, sizeof(rr.digest));
 	e2cb_encode_records_rec(&rr, rec);
 	archive_entry_clear(e);
