@@ -202,14 +202,15 @@ int e2cb_reader_records_entry(struct e2cb_reader *r)
  */
 int e2cb_reader_take_group(struct e2cb_reader *r)
 {
-	const uint8_t *g = r->blk + r->blk_pos;
+	const uint8_t *g;
 	size_t dummy;
 	int dup = 0;
 
 	r->grp = NULL;
 	r->grp_len = 0;
 	if (!r->blk_left)
-		return 0;
+		return 0;	/* r->blk may be NULL: no offset to it */
+	g = r->blk + r->blk_pos;
 	if (e2cb_reader_has_rec(r, E2CB_REC_TRAILER, &dummy, &dup))
 		return e2cb_reader_damage(r, "the trailer comes where %u more "
 					  "entries were described",
