@@ -45,7 +45,7 @@ static errcode_t check_preamble(const uint8_t *p, size_t len,
 	if (len < 8 || memcmp(p, magic, 4))
 		return EXT2_ET_CRYPT_BAD_BLOB;
 	/* an unknown version only if the record is otherwise intact */
-	if (e2cb_get_le16(p + 4) != E2CB_FORMAT_VERSION)
+	if (!E2CB_VERSION_KNOWN(e2cb_get_le16(p + 4)))
 		return e2cb_check_sealed(p, len) ? EXT2_ET_CRYPT_BAD_BLOB :
 			EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION;
 	if (e2cb_get_le16(p + 6) != size || len < size)
@@ -97,7 +97,7 @@ errcode_t e2cb_decode_header(const void *buf, size_t len,
 	/* the version first: a newer format may have another size */
 	if (len < 8 || memcmp(p, E2CB_HEADER_MAGIC, 4))
 		return EXT2_ET_CRYPT_BAD_BLOB;
-	if (e2cb_get_le16(p + 4) != E2CB_FORMAT_VERSION &&
+	if (!E2CB_VERSION_KNOWN(e2cb_get_le16(p + 4)) &&
 	    e2cb_check_sealed(p, len) == 0)
 		return EXT2_ET_CRYPT_UNKNOWN_CONTEXT_VERSION;
 	if (len < E2CB_HEADER_FIXED + 4 ||
@@ -392,4 +392,65 @@ void e2cb_inode_rec_name(struct e2cb_inode_rec *r,
 		r->dirent_hash = name->hash;
 		r->dirent_minor_hash = name->minor_hash;
 	}
+}
+
+/* The record of a records entry (version 2 only) */
+void e2cb_encode_records_rec(const struct e2cb_records_rec *rr, uint8_t *buf)
+{
+	memset(buf, 0, E2CB_RECORDS_REC_SIZE);
+	put_preamble(buf, E2CB_RECORDS_MAGIC, E2CB_RECORDS_REC_SIZE);
+	e2cb_put_le32(buf + 8, rr->first_seq);
+	e2cb_put_le32(buf + 12, rr->count);
+	e2cb_put_le32(buf + 16, rr->data_len);
+	memcpy(buf + 20, rr->digest, E2CB_RECORDS_DIGEST);
+	e2cb_seal(buf, E2CB_RECORDS_REC_SIZE - 4);
+}
+
+errcode_t e2cb_decode_records_rec(const void *buf, size_t len,
+				  struct e2cb_records_rec *rr)
+{
+	const uint8_t *p = buf;
+	errcode_t retval;
+
+	if (len != E2CB_RECORDS_REC_SIZE)
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	retval = check_preamble(p, len, E2CB_RECORDS_MAGIC,
+				E2CB_RECORDS_REC_SIZE);
+	if (retval)
+		return retval;
+	if (e2cb_get_le16(p + 4) < 2)
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	rr->first_seq = e2cb_get_le32(p + 8);
+	rr->count = e2cb_get_le32(p + 12);
+	rr->data_len = e2cb_get_le32(p + 16);
+	memcpy(rr->digest, p + 20, E2CB_RECORDS_DIGEST);
+	if (!rr->count || rr->count > E2CB_RECORDS_MAX_GROUPS ||
+	    rr->data_len > E2CB_RECORDS_MAX)
+		return EXT2_ET_CRYPT_BAD_BLOB;
+	return 0;
+}
+
+static const char *const kind_names[E2CB_KIND_MAX + 1] = {
+	[E2CB_KIND_INODE] = E2CB_REC_INODE,
+	[E2CB_KIND_METADATA] = E2CB_REC_METADATA,
+	[E2CB_KIND_NAME] = E2CB_REC_NAME,
+	[E2CB_KIND_XATTRS] = E2CB_REC_XATTRS,
+	[E2CB_KIND_SYMLINK] = E2CB_REC_SYMLINK,
+};
+
+/* The record name of an item's kind, or NULL */
+const char *e2cb_rec_kind_name(unsigned int kind)
+{
+	return kind && kind <= E2CB_KIND_MAX ? kind_names[kind] : NULL;
+}
+
+/* The kind of an inode entry's record @name, or 0 */
+unsigned int e2cb_rec_kind(const char *name)
+{
+	unsigned int k;
+
+	for (k = 1; k <= E2CB_KIND_MAX; k++)
+		if (!strcmp(name, kind_names[k]))
+			return k;
+	return 0;
 }

@@ -19,7 +19,10 @@
 #include "ext2fs/ext4_crypt.h"
 #include "support/e2cb_support.h"
 
-#define E2CB_FORMAT_VERSION	1
+#define E2CB_FORMAT_VERSION	2	/* written */
+#define E2CB_FORMAT_MIN_VERSION	1	/* the oldest read */
+#define E2CB_VERSION_KNOWN(v)	((v) >= E2CB_FORMAT_MIN_VERSION && \
+				 (v) <= E2CB_FORMAT_VERSION)
 
 /* fuzzing builds let mutations past the checksums, to what they guard */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -36,18 +39,44 @@
 #define E2CB_REC_NAME		"e2cryptbak.name"	/* 'ef'/'ed' blob */
 #define E2CB_REC_XATTRS		"e2cryptbak.xattrs"
 #define E2CB_REC_SYMLINK	"e2cryptbak.symlink"
+#define E2CB_REC_RECORDS	"e2cryptbak.records"	/* v2: 3.6 */
 
 #define E2CB_HEADER_PATH	"e2cryptbak.header"
 #define E2CB_TRAILER_PATH	"e2cryptbak.trailer"
+#define E2CB_RECORDS_PATH	"e2cryptbak.records"
 
 #define E2CB_HEADER_MAGIC	"E2CH"
 #define E2CB_TRAILER_MAGIC	"E2CT"
 #define E2CB_INODE_MAGIC	"E2CI"
+#define E2CB_RECORDS_MAGIC	"E2CR"
 
 #define E2CB_TOOL_VERSION_LEN	32
 #define E2CB_HEADER_FIXED	160
 #define E2CB_INODE_REC_SIZE	152
 #define E2CB_TRAILER_REC_SIZE	76
+#define E2CB_RECORDS_REC_SIZE	40
+#define E2CB_RECORDS_DIGEST	16	/* of SHA-256 of its data */
+
+/* a records entry (version 2): its data's bound, groups, and items */
+#define E2CB_RECORDS_MAX	(1U << 20)
+#define E2CB_RECORDS_MAX_GROUPS	4096
+#define E2CB_GROUP_HEAD		8	/* le32 seq, le32 len */
+#define E2CB_ITEM_HEAD		8	/* u8 kind, 3 reserved, le32 len */
+enum e2cb_rec_kind {
+	E2CB_KIND_INODE = 1,
+	E2CB_KIND_METADATA,
+	E2CB_KIND_NAME,
+	E2CB_KIND_XATTRS,
+	E2CB_KIND_SYMLINK,
+	E2CB_KIND_MAX = E2CB_KIND_SYMLINK
+};
+
+struct e2cb_records_rec {
+	uint32_t first_seq;
+	uint32_t count;
+	uint32_t data_len;
+	uint8_t digest[E2CB_RECORDS_DIGEST];
+};
 
 /* e2cb_inode_rec.rflags: which other records the entry carries */
 #define E2CB_IF_METADATA	0x0001
@@ -165,6 +194,12 @@ extern size_t e2cb_encode_trailer(const struct e2cb_trailer *t,
 extern errcode_t e2cb_decode_trailer(const void *buf, size_t len,
 				     struct e2cb_trailer *t);
 extern errcode_t e2cb_check_sealed(const void *buf, size_t len);
+extern void e2cb_encode_records_rec(const struct e2cb_records_rec *rr,
+				    uint8_t *buf);
+extern errcode_t e2cb_decode_records_rec(const void *buf, size_t len,
+					 struct e2cb_records_rec *rr);
+extern const char *e2cb_rec_kind_name(unsigned int kind);
+extern unsigned int e2cb_rec_kind(const char *name);
 extern void e2cb_seal(uint8_t *buf, size_t len_without_crc);
 
 
@@ -316,6 +351,22 @@ extern void e2cb_reader_close(struct e2cb_reader *r);
 struct e2cb_writer;
 
 #define E2CB_WRITER_BUF	(1024 * 1024)	/* data an entry keeps at hand */
+
+/* writer_records.c: the records entry of a batch (version 2) */
+struct e2cb_recblk {
+	struct archive_entry *entry;	/* the records entry's own */
+	uint8_t *buf;			/* its data: the groups */
+	size_t len, size;
+	uint32_t first_seq, count;
+};
+
+extern errcode_t e2cb_recblk_init(struct e2cb_recblk *b);
+extern void e2cb_recblk_free(struct e2cb_recblk *b);
+extern void e2cb_recblk_reset(struct e2cb_recblk *b);
+extern int e2cb_recblk_add(struct e2cb_recblk *b, struct archive_entry *e,
+			   uint32_t seq);
+extern errcode_t e2cb_recblk_write(struct e2cb_recblk *b, struct archive *a,
+				   int64_t mtime);
 
 extern errcode_t e2cb_writer_open(const char *output, const char *compress,
 				  struct e2cb_writer **ret);

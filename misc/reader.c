@@ -475,11 +475,20 @@ int e2cb_reader_next(struct e2cb_reader *r, struct e2cb_entry **ret)
 		return -1;
 	memset(e, 0, sizeof(*e));
 	e->index = r->next_seq;
-	if (next_tar_header(r, "an entry or the trailer"))
-		return -1;
-	if (e2cb_reader_set_path(r, archive_entry_pathname(r->ae)))
-		return -1;
-	if ((r->flags & E2CB_READ_HASH) && e2cb_reader_digest_entry(r))
+	do {
+		if (next_tar_header(r, "an entry or the trailer"))
+			return -1;
+		if (e2cb_reader_set_path(r, archive_entry_pathname(r->ae)))
+			return -1;
+		if ((r->flags & E2CB_READ_HASH) &&
+		    e2cb_reader_digest_entry(r))
+			return -1;
+		/* version 2: records entries are read here, not handed out */
+		checked = e2cb_reader_records_entry(r);
+		if (checked < 0)
+			return -1;
+	} while (checked);
+	if (e2cb_reader_take_group(r))
 		return -1;
 	e->path = r->path.s;
 	checked = e2cb_reader_check_entry(r, e);
@@ -716,6 +725,7 @@ void e2cb_reader_close(struct e2cb_reader *r)
 	free(r->replay);
 	free(r->map);
 	e2cb_reader_checks_free(r);
+	e2cb_reader_records_free(r);
 	free(r->prev_path);
 	e2cb_reader_hash_free(r);
 	free(r->hash_buf);

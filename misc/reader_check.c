@@ -17,9 +17,9 @@
 #include <string.h>
 #include "reader_int.h"
 
-/* The value of record @name, or NULL; a record given twice is damage. */
-static const void *find_rec(struct e2cb_reader *r, const char *name,
-			    size_t *len, int *dup)
+/* Record @name in the pax header, or NULL; one given twice is damage. */
+const void *e2cb_reader_has_rec(struct e2cb_reader *r, const char *name,
+				size_t *len, int *dup)
 {
 	const char *n;
 	const void *v, *found = NULL;
@@ -35,6 +35,15 @@ static const void *find_rec(struct e2cb_reader *r, const char *name,
 		*len = s;
 	}
 	return found;
+}
+
+/* Record @name of the entry: in its group if it has one (version 2) */
+static const void *find_rec(struct e2cb_reader *r, const char *name,
+			    size_t *len, int *dup)
+{
+	if (r->grp)
+		return e2cb_reader_group_rec(r, name, len);
+	return e2cb_reader_has_rec(r, name, len, dup);
 }
 
 /* What is wrong with a record that find_rec() found, or did not */
@@ -56,6 +65,9 @@ static int check_rec_names(struct e2cb_reader *r)
 	size_t s;
 	int i;
 
+	/* a group's kinds were checked as its records entry was read */
+	if (r->grp)
+		return 0;
 	archive_entry_xattr_reset(r->ae);
 	while (archive_entry_xattr_next(r->ae, &n, &v, &s) == ARCHIVE_OK) {
 		for (i = 0; known[i] && strcmp(n, known[i]); i++)
@@ -114,6 +126,9 @@ static int check_trailer(struct e2cb_reader *r, const void *v, size_t len)
 	if (retval)
 		return e2cb_reader_damage(r, "the trailer is damaged (%s)",
 					  error_message(retval));
+	if (e2cb_get_le16((const uint8_t *) v + 4) != r->hdr.version)
+		return e2cb_reader_damage(r, "the trailer's version differs "
+					  "from the header's");
 	if (t->seq != r->next_seq)
 		return e2cb_reader_damage(r, "the trailer has sequence number "
 					  "%u where %u was due: entries are "
@@ -268,6 +283,9 @@ static int decode_entry(struct e2cb_reader *r, struct e2cb_entry *e)
 	if (retval)
 		return e2cb_reader_damage(r, "the inode record is damaged (%s)",
 					  error_message(retval));
+	if (e2cb_get_le16((const uint8_t *) v + 4) != r->hdr.version)
+		return e2cb_reader_damage(r, "the inode record's version "
+					  "differs from the header's");
 	if (e->rec.seq != r->next_seq)
 		return e2cb_reader_damage(r, "sequence number %u where %u was "
 					  "due: entries are missing or out of "

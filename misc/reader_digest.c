@@ -45,6 +45,7 @@
 struct e2cb_reader_digests {
 	SHA256_CTX stream;		/* of the entries' digests */
 	SHA256_CTX piece;		/* of the header being scanned */
+	SHA256_CTX records;		/* of the records entries' data */
 	uint64_t produced, consumed;	/* headers scanned, and reached */
 	uint8_t ring[RING_LEN][SHA256_DIGEST_LENGTH];
 };
@@ -81,6 +82,7 @@ errcode_t e2cb_reader_hash_start(struct e2cb_reader *r)
 		return EXT2_ET_NO_MEMORY;
 	SHA256_Init(&r->dg->stream);
 	SHA256_Init(&r->dg->piece);
+	SHA256_Init(&r->dg->records);
 	r->scan.seen = hash_seen;
 	r->scan.header_end = hash_header_end;
 	r->scan.seen_priv = r;
@@ -139,6 +141,32 @@ int e2cb_reader_digest_entry(struct e2cb_reader *r)
 }
 
 /*
+ * A records entry's data (version 2) is data to the scan: the stream's
+ * digest takes it apart, in archive order, as the reader reads it.
+ */
+int e2cb_reader_digest_records(struct e2cb_reader *r, const void *buf,
+			       size_t len)
+{
+	SHA256_Update(&r->dg->records, buf, len);
+	return 0;
+}
+
+/* An entry whose records are in a group: its digest covers the group */
+int e2cb_reader_digest_group(struct e2cb_reader *r, const void *buf,
+			     size_t len)
+{
+	SHA256_CTX c;
+	uint8_t md[SHA256_DIGEST_LENGTH];
+
+	SHA256_Init(&c);
+	SHA256_Update(&c, r->digest, sizeof(r->digest));
+	SHA256_Update(&c, buf, len);
+	SHA256_Final(md, &c);
+	memcpy(r->digest, md, sizeof(r->digest));
+	return 0;
+}
+
+/*
  * E2CB_READ_HASH: a digest of all the current entry's tar header says;
  * before the first e2cb_reader_next(), the archive header entry's.
  */
@@ -170,6 +198,8 @@ errcode_t e2cb_reader_stream_digest(struct e2cb_reader *r,
 		SHA256_Update(&r->dg->piece, r->hash_buf, n);
 	}
 	SHA256_Final(md, &r->dg->piece);
+	SHA256_Update(&r->dg->stream, md, sizeof(md));
+	SHA256_Final(md, &r->dg->records);
 	SHA256_Update(&r->dg->stream, md, sizeof(md));
 	SHA256_Final(out, &r->dg->stream);
 	return 0;

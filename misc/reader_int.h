@@ -70,6 +70,13 @@ struct e2cb_reader {
 	int stream_failed;
 	char *hash_buf;			/* E2CB_HASH_BUF_SIZE bytes */
 	uint8_t digest[E2CB_ENTRY_DIGEST_LEN];
+	/* version 2: the last records entry's data (reader_records.c) */
+	uint8_t *blk;
+	size_t blk_size;
+	size_t blk_pos;			/* the next group */
+	uint32_t blk_left;		/* groups not taken yet */
+	const uint8_t *grp;		/* the current entry's items, or NULL */
+	size_t grp_len;
 	char err[1024];
 };
 
@@ -88,11 +95,25 @@ extern int e2cb_reader_damage_prev(struct e2cb_reader *r, const char *fmt,
 extern errcode_t e2cb_reader_hash_start(struct e2cb_reader *r);
 extern void e2cb_reader_hash_free(struct e2cb_reader *r);
 extern int e2cb_reader_digest_entry(struct e2cb_reader *r);
+extern int e2cb_reader_digest_records(struct e2cb_reader *r,
+				      const void *buf, size_t len);
+extern int e2cb_reader_digest_group(struct e2cb_reader *r,
+				    const void *buf, size_t len);
+
+/* reader_records.c: version 2's records entries */
+extern int e2cb_reader_records_entry(struct e2cb_reader *r);
+extern int e2cb_reader_take_group(struct e2cb_reader *r);
+extern const void *e2cb_reader_group_rec(struct e2cb_reader *r,
+					 const char *name, size_t *len);
+extern void e2cb_reader_records_free(struct e2cb_reader *r);
 
 /* reader_check.c: each returns 0, or -1 with the damage in r->err */
 extern void e2cb_reader_checks_init(struct e2cb_reader *r);
 extern void e2cb_reader_checks_free(struct e2cb_reader *r);
 extern int e2cb_reader_check_header(struct e2cb_reader *r);
+extern const void *e2cb_reader_has_rec(struct e2cb_reader *r,
+				       const char *name, size_t *len,
+				       int *dup);
 extern int e2cb_reader_set_path(struct e2cb_reader *r, const char *path);
 extern int e2cb_reader_check_entry(struct e2cb_reader *r,
 				   struct e2cb_entry *e);

@@ -82,6 +82,8 @@ struct e2cb_writer {
 	unsigned int nbatches;
 	struct archive_entry *job_entry[WRITER_BUFS][BATCH_ENTRIES];
 	struct archive_entry *own_entry;	/* for the archive's ends */
+	struct e2cb_recblk blk;		/* the writer thread's */
+	int64_t created;		/* the header's */
 };
 
 /* Holes are fed to libarchive from here; it skips them without copying. */
@@ -249,7 +251,7 @@ static errcode_t emit_batch(void *priv, uint8_t *buf,
 	struct e2cb_writer *w = priv;
 	sigset_t pipe_set;
 	errcode_t retval = 0;
-	unsigned int i;
+	unsigned int i, end;
 
 	if (!w->thread_ready) {
 		sigemptyset(&pipe_set);
@@ -257,8 +259,20 @@ static errcode_t emit_batch(void *priv, uint8_t *buf,
 		pthread_sigmask(SIG_UNBLOCK, &pipe_set, NULL);
 		w->thread_ready = 1;
 	}
-	for (i = 0; i < batch->count && !retval; i++)
-		retval = write_entry(w, &batch->job[i]);
+	for (i = 0; i < batch->count && !retval; i = end) {
+		/* the records of as many entries as a records entry holds */
+		e2cb_recblk_reset(&w->blk);
+		for (end = i; end < batch->count &&
+		     !e2cb_recblk_add(&w->blk, batch->job[end].entry,
+				      batch->job[end].r.seq); end++)
+			;
+		if (end == i)
+			end++;		/* too big: its own pax header */
+		else if (e2cb_recblk_write(&w->blk, w->a, w->created))
+			retval = archive_err(w, "a records entry", "");
+		while (i < end && !retval)
+			retval = write_entry(w, &batch->job[i++]);
+	}
 	return retval;
 }
 
@@ -661,6 +675,7 @@ errcode_t e2cb_writer_header(struct e2cb_writer *w,
 	snprintf(h.tool_version, sizeof(h.tool_version), "e2cryptbak %s",
 		 E2CRYPTBAK_VERSION);
 	w->block_size = h.block_size;
+	w->created = h.created;
 	len = e2cb_encode_header(&h, buf, sizeof(buf));
 	return write_end_entry(w, E2CB_HEADER_PATH, h.created,
 			       E2CB_REC_HEADER, buf, len,
@@ -773,7 +788,7 @@ static errcode_t writer_setup(struct e2cb_writer *w, const char *compress)
 		return retval;
 	w->own_entry = archive_entry_new();
 	w->syncbuf = malloc(IOBUF_SIZE);
-	if (!w->own_entry || !w->syncbuf)
+	if (!w->own_entry || !w->syncbuf || e2cb_recblk_init(&w->blk))
 		return EXT2_ET_NO_MEMORY;
 	for (i = 0; i < WRITER_BUFS * BATCH_ENTRIES; i++) {
 		w->job_entry[i / BATCH_ENTRIES][i % BATCH_ENTRIES] =
@@ -887,6 +902,7 @@ int e2cb_writer_close(struct e2cb_writer *w, int ok)
 						       [i % BATCH_ENTRIES]);
 	if (w->own_entry)
 		archive_entry_free(w->own_entry);
+	e2cb_recblk_free(&w->blk);
 	free(w->syncbuf);
 	if (w->a)
 		archive_write_free(w->a);

@@ -27,7 +27,7 @@ import tarfile
 sys.path.insert(0, os.environ.get("TOOLS", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tools")))
 from check_archive import b64url, crc16, crc32c  # noqa: E402
-from pax_rec import PRE, put, raw, seal32  # noqa: E402
+from pax_rec import PRE, put, raw, seal32, unfolded  # noqa: E402
 
 IF_NAME = 0x2
 
@@ -97,8 +97,7 @@ def main(argv):
     tout = tarfile.open(argv[2], "w:", format=tarfile.PAX_FORMAT,
                         encoding="utf-8", errors="surrogateescape")
     found = False
-    for m in tin:
-        f = tin.extractfile(m) if m.isreg() else None
+    for m, f in unfolded(tin):
         if m.name.rstrip("/") == argv[3]:
             forge(m, argv[4])
             found = True

@@ -34,6 +34,7 @@ import re
 import struct
 import subprocess
 import sys
+import hashlib
 import tarfile
 import tempfile
 
@@ -142,7 +143,7 @@ def preamble(buf, magic, size, what):
     if buf[:4] != magic:
         mismatch("%s record: magic %r, not %r", what, buf[:4], magic)
     ver, fixed = struct.unpack_from("<HH", buf, 4)
-    if ver != 1 or fixed != size:
+    if ver not in (1, 2) or fixed != size:
         mismatch("%s record: version %d size %d", what, ver, fixed)
     sealed(buf, what)
 
@@ -312,7 +313,70 @@ def read_archive(path, stats):
                                    (e.path, key))
         e.pax_mtime = m.pax_headers.get("mtime")
         entries.append(e)
-    return tf, entries
+    return tf, unfold_records(tf, entries, stats)
+
+
+KINDS = {1: "inode", 2: "metadata", 3: "name", 4: "xattrs", 5: "symlink"}
+
+
+def records_groups(data, first, count):
+    """The groups of a records entry's data (format version 2, 3.6)."""
+    groups, p = [], 0
+    for i in range(count):
+        if len(data) - p < 8:
+            raise Mismatch("records entry ends in group %d" % i)
+        seq, glen = struct.unpack_from("<II", data, p)
+        if seq != first + i or glen > len(data) - p - 8:
+            raise Mismatch("records entry: group %d: seq %d len %d" %
+                           (i, seq, glen))
+        recs, q, last = {}, p + 8, 0
+        while q < p + 8 + glen:
+            kind, r1, r2, r3, vlen = struct.unpack_from("<BBBBI", data, q)
+            if kind not in KINDS or kind <= last or (r1, r2, r3) != (0,) * 3 \
+                    or (not last and kind != 1) or q + 8 + vlen > p + 8 + glen:
+                raise Mismatch("records entry: group %d: bad item" % i)
+            recs[KINDS[kind]] = bytes(data[q + 8:q + 8 + vlen])
+            q += 8 + vlen
+            last = kind
+        if not recs:
+            raise Mismatch("records entry: group %d is empty" % i)
+        groups.append(recs)
+        p += 8 + glen
+    if p != len(data):
+        raise Mismatch("records entry: %d bytes after its groups" %
+                       (len(data) - p))
+    return groups
+
+
+def unfold_records(tf, entries, stats):
+    """Each entry with its records, the records entries taken out."""
+    out, pending = [], []
+    for e in entries:
+        if "records" not in e.recs:
+            if pending:
+                if e.recs:
+                    raise Mismatch("%s: records in its pax header and in "
+                                   "a records entry" % e.path)
+                e.recs = pending.pop(0)
+                e.in_block = True
+            out.append(e)
+            continue
+        if pending or len(e.recs) != 1 or e.m.type != tarfile.REGTYPE:
+            raise Mismatch("a records entry where it may not be")
+        rec = e.recs["records"]
+        preamble(rec, b"E2CR", 40, "records")
+        first, count, dlen = struct.unpack_from("<III", rec, 8)
+        data = tf.extractfile(e.m).read()
+        if len(data) != dlen or hashlib.sha256(data).digest()[:16] != \
+                rec[20:36]:
+            raise Mismatch("records entry: data of %d bytes, not its "
+                           "digest" % len(data))
+        pending = records_groups(data, first, count)
+        stats["records_entries"] = stats.get("records_entries", 0) + 1
+    if pending:
+        raise Mismatch("records for %d entries that never came" %
+                       len(pending))
+    return out
 
 
 # --- debugfs ----------------------------------------------------------------
@@ -759,6 +823,9 @@ class Checker:
                      "%d %d", m.mode, m.uid, m.gid, st["mode"] & 0o7777,
                      st["uid"], st["gid"])
         have = pax_time(e.pax_mtime) if e.pax_mtime else (int(m.mtime), 0)
+        # version 2: whole seconds in tar, the inode record has the rest
+        if getattr(e, "in_block", False):
+            have = (have[0], st["mtime"][1])
         if have != st["mtime"]:
             mismatch("tar mtime %s, debugfs says %s", have, st["mtime"])
         hard = bool(r["rflags"] & IF_HARDLINK)

@@ -13,10 +13,12 @@
 # devmajor, devminor.  Numbers may be given in any base Python reads (0o100644,
 # 0x800); byte fields in hex.  The record's crc32c and the ustar
 # checksum are computed again, so that verify takes the result as
-# intact: only the field itself is wrong.  Only archives without
+# intact: only the field itself is wrong; in a records entry (format
+# version 2) its crc32c too.  Only archives without
 # compression.  This file may be redistributed under the terms of the
 # GNU General Public License, version 2.
 
+import hashlib
 import os
 import struct
 import sys
@@ -41,6 +43,8 @@ HEADER = {
     "def_hash_version": (56, "<B"), "encrypt_pw_salt": (60, 16),
     "encoding": (76, "<H"), "inode_size": (80, "<I"),
 }
+KINDS = {b"SCHILY.xattr.e2cryptbak.inode": 1,
+         b"SCHILY.xattr.e2cryptbak.header": 0}
 USTAR = {"tarname": (0, 100), "tartype": (156, 1), "linkname": (157, 100),
          "devmajor": (329, 8), "devminor": (337, 8)}
 
@@ -50,11 +54,14 @@ def reseal_ustar(buf, off):
     buf[off + 148:off + 156] = b"%06o\0 " % sum(hdr)
 
 
-def record(buf, member, key):
+RECORDS = b"SCHILY.xattr.e2cryptbak.records"
+
+
+def pax_record(buf, member, key):
     """(offset, length) of the value of pax record @key of @member"""
-    start = member.offset + 512
-    end = member.offset_data - 512
-    p = start
+    if member.offset_data - member.offset < 1024:
+        return None
+    p, end = member.offset + 512, member.offset_data - 512
     while p < end and buf[p:p + 1] != b"\0":
         sp = buf.index(b" ", p)
         n = int(buf[p:sp])
@@ -62,6 +69,49 @@ def record(buf, member, key):
         if buf[sp + 1:eq] == key:
             return eq + 1, p + n - 1 - (eq + 1)
         p += n
+    return None
+
+
+def reseal_block(buf, rm):
+    """The records entry @rm's digest and its record's crc32c, again"""
+    at, length = pax_record(buf, rm, RECORDS)
+    data = bytes(buf[rm.offset_data:rm.offset_data + rm.size])
+    buf[at + 20:at + 36] = hashlib.sha256(data).digest()[:16]
+    buf[at + 36:at + 40] = struct.pack("<I", crc32c(bytes(buf[at:at + 36])))
+
+
+def group_record(buf, members, member, kind):
+    """(offset, length, records entry) of record @kind of @member in the
+    group a records entry (format version 2) holds for it"""
+    i = members.index(member)
+    j = i - 1
+    while j >= 0 and pax_record(buf, members[j], RECORDS) is None:
+        j -= 1
+    if j < 0:
+        return None
+    rm = members[j]
+    p = rm.offset_data
+    for _ in range(i - j - 1):
+        p += 8 + struct.unpack_from("<I", buf, p + 4)[0]
+    glen = struct.unpack_from("<I", buf, p + 4)[0]
+    q, end = p + 8, p + 8 + glen
+    while q < end:
+        k, vlen = buf[q], struct.unpack_from("<I", buf, q + 4)[0]
+        if k == kind:
+            return q + 8, vlen, rm
+        q += 8 + vlen
+    return None
+
+
+def record(buf, members, member, key):
+    """(offset, length, records entry or None) of record @key of
+    @member: in its pax header, or in a records entry's group"""
+    found = pax_record(buf, member, key)
+    if found:
+        return found + (None,)
+    found = group_record(buf, members, member, KINDS[key])
+    if found:
+        return found
     sys.exit("forge_rec.py: %s has no %s record" % (member.name, key))
 
 
@@ -104,11 +154,13 @@ def edit(buf, members, spec):
         (INODE, b"SCHILY.xattr.e2cryptbak.inode")
     if field not in table:
         sys.exit("forge_rec.py: unknown field %r" % field)
-    at, length = record(buf, m, key)
+    at, length, rm = record(buf, members, m, key)
     off, fmt = table[field]
     put(buf, at + off, fmt, value)
     buf[at + length - 4:at + length] = struct.pack(
         "<I", crc32c(bytes(buf[at:at + length - 4])))
+    if rm:
+        reseal_block(buf, rm)
 
 
 def main(argv):

@@ -155,10 +155,27 @@ pick_fixture() {
 }
 
 # count_members ARCHIVE: number of tar members, as Python's tarfile
-# sees them (names may hold newlines, so no line counting)
+# sees them (names may hold newlines, so no line counting), the records
+# entries of format version 2 aside
 count_members() {
 	"$PYTHON" -c 'import sys, tarfile
-print(len(tarfile.open(sys.argv[1], "r:*").getmembers()))' "$1"
+print(sum(1 for m in tarfile.open(sys.argv[1], "r:*").getmembers()
+          if "SCHILY.xattr.e2cryptbak.records" not in m.pax_headers))' "$1"
+}
+
+# unfold_records ARCHIVE: ARCHIVE's records entries (format version 2)
+# put back into its entries' pax headers, for the tests whose forgers
+# work on those; tests/v_records damages the records entries themselves
+unfold_records() {
+	"$PYTHON" "$TOOLS/pax_rec.py" "$1" "$1.unfolded" &&
+		mv "$1.unfolded" "$1"
+}
+
+# records_entries ARCHIVE: how many records entries (format version 2)
+records_entries() {
+	"$PYTHON" -c 'import sys, tarfile
+print(sum(1 for m in tarfile.open(sys.argv[1], "r:*").getmembers()
+          if "SCHILY.xattr.e2cryptbak.records" in m.pax_headers))' "$1"
 }
 
 # check_backup LABEL IMAGE ARCHIVE [MANIFEST]: everything one can ask of
@@ -187,9 +204,11 @@ check_backup() {
 		n=$(count_members "$ar" 2>/dev/null)
 		[ "$n" = "$want" ] ||
 			soft_fail "$label: $n tar members (tarfile), want $want (manifest + header + trailer)"
+		# GNU tar shows the records entries as files of their own
+		want=$((want + $(records_entries "$ar")))
 		n=$(tar -tf "$ar" 2>/dev/null | wc -l)
 		[ "$n" = "$want" ] ||
-			soft_fail "$label: tar -tf lists $n members, want $want"
+			soft_fail "$label: tar -tf lists $n members, want $want (records entries too)"
 	fi
 	return 0
 }

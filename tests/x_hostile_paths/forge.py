@@ -15,12 +15,15 @@
 # "path" record for them.  This file may be redistributed under the
 # terms of the GNU General Public License, version 2.
 
+import io
 import os
 import sys
+import tarfile
 
 sys.path.insert(0, os.environ.get("TOOLS", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tools")))
 from check_archive import crc32c  # noqa: E402
+import forge_rec  # noqa: E402
 
 INODE_KEY = b" SCHILY.xattr.e2cryptbak.inode="
 INODE_SIZE = 152
@@ -46,7 +49,7 @@ def find_entry(buf, name):
         if kind == b"x":
             pax = (off + 512, size)
         elif buf[off:off + 100].rstrip(b"\0") == name:
-            return pax[0], pax[1], off
+            return pax + (off,) if pax else (None, 0, off)
         else:
             pax = None
         off += 512 + (size + 511) // 512 * 512
@@ -57,13 +60,14 @@ def forge_path(buf, old, new):
     if len(new) != len(old):
         sys.exit("forge.py: %r and %r differ in length" % (old, new))
     pax_off, pax_size, hdr = find_entry(buf, old)
-    pax = bytes(buf[pax_off:pax_off + pax_size])
+    pax = bytes(buf[pax_off:pax_off + pax_size]) if pax_off else b""
     if b" path=" in pax:
         sys.exit("forge.py: %r has a pax path record" % old)
-    at = pax.find(INODE_KEY)
-    if at < 0:
-        sys.exit("forge.py: %r has no inode record" % old)
-    rec = pax_off + at + len(INODE_KEY)
+    at, rm = pax.find(INODE_KEY), None
+    if at >= 0:
+        rec = pax_off + at + len(INODE_KEY)
+    else:
+        rec, rm = group_inode(buf, hdr)
     # a directory's tar name ends in "/"; its path does not
     crc = crc32c(new.rstrip(b"/"))
     buf[rec + 132:rec + 136] = crc.to_bytes(4, "little")
@@ -71,6 +75,18 @@ def forge_path(buf, old, new):
     buf[rec + INODE_SIZE - 4:rec + INODE_SIZE] = seal.to_bytes(4, "little")
     buf[hdr:hdr + 100] = new.ljust(100, b"\0")
     reseal_header(buf, hdr)
+    if rm:
+        forge_rec.reseal_block(buf, rm)
+
+
+def group_inode(buf, hdr):
+    """(offset, records entry) of the inode record, in a records entry's
+    group (format version 2), of the entry whose ustar header is at
+    @hdr"""
+    ms = tarfile.open(fileobj=io.BytesIO(bytes(buf)), mode="r:").getmembers()
+    m = [m for m in ms if m.offset_data == hdr + 512][0]
+    rec, _, rm = forge_rec.record(buf, ms, m, INODE_KEY[1:-1])
+    return rec, rm
 
 
 def tree_names(buf, old):
