@@ -415,9 +415,8 @@ extern errcode_t e2cb_outfile_open_fd(int fd, const char *dest,
 				      struct e2cb_outfile **ret);
 extern const char *e2cb_outfile_name(const struct e2cb_outfile *o);
 extern int e2cb_outfile_fd(const struct e2cb_outfile *o);
-extern errcode_t e2cb_outfile_write(struct e2cb_outfile *o, const void *buf,
-				    size_t len);
-extern errcode_t e2cb_outfile_flush(struct e2cb_outfile *o);
+extern int e2cb_outfile_open_archive(struct e2cb_outfile *o,
+				     struct archive *a);
 extern void e2cb_outfile_discard(struct e2cb_outfile *o);
 extern errcode_t e2cb_outfile_drain(struct e2cb_outfile *o);
 extern int e2cb_outfile_close(struct e2cb_outfile *o, int ok);

@@ -95,8 +95,8 @@ static errcode_t submit_output(struct e2cb_outfile *o)
  * Gather @buf into blocks for the output thread.  A failed write is
  * seen at the next block, or by e2cb_outfile_drain().
  */
-errcode_t e2cb_outfile_write(struct e2cb_outfile *o, const void *buf,
-			     size_t len)
+static errcode_t outfile_write(struct e2cb_outfile *o, const void *buf,
+			       size_t len)
 {
 	size_t done, n;
 	errcode_t retval;
@@ -121,11 +121,57 @@ errcode_t e2cb_outfile_write(struct e2cb_outfile *o, const void *buf,
 }
 
 /* The last, partial block */
-errcode_t e2cb_outfile_flush(struct e2cb_outfile *o)
+static errcode_t outfile_flush(struct e2cb_outfile *o)
 {
 	if (!o->len || o->discard)
 		return 0;
 	return submit_output(o);
+}
+
+/*
+ * libarchive's write callback.  libarchive does no blocking of its own
+ * (one copy less): we gather the bytes into blocks, which the output
+ * thread writes while the source goes on reading.
+ */
+static la_ssize_t write_output(struct archive *a, void *priv,
+			       const void *buf, size_t len)
+{
+	errcode_t retval;
+
+	retval = outfile_write(priv, buf, len);
+	if (retval) {
+		archive_set_error(a, retval, "Write error");
+		return -1;
+	}
+	return len;
+}
+
+/* libarchive's close callback: the last, partial block */
+static int close_output(struct archive *a, void *priv)
+{
+	errcode_t retval;
+
+	retval = outfile_flush(priv);
+	if (retval) {
+		archive_set_error(a, retval, "Write error");
+		return ARCHIVE_FATAL;
+	}
+	return ARCHIVE_OK;
+}
+
+/* Open @a, its format and filters set, to write into @o */
+int e2cb_outfile_open_archive(struct e2cb_outfile *o, struct archive *a)
+{
+	/*
+	 * We make the blocks.  No padding after the last one, even on
+	 * standard output: zeros after a zstd or xz stream are not a valid
+	 * frame, and the same bytes should come out whatever the
+	 * destination.
+	 */
+	archive_write_set_bytes_per_block(a, 0);
+	archive_write_set_bytes_in_last_block(a, 1);
+	return archive_write_open2(a, o, NULL, write_output, close_output,
+				   NULL) != ARCHIVE_OK;
 }
 
 /* What is still written of a failed archive goes nowhere */

@@ -708,39 +708,6 @@ errcode_t e2cb_writer_trailer(struct e2cb_writer *w,
 			       "the archive trailer");
 }
 
-/*
- * libarchive's write callback.  libarchive does no blocking of its own
- * (one copy less): outfile.c gathers the bytes into blocks, which its
- * thread writes while the source goes on reading.
- */
-static la_ssize_t write_output(struct archive *a, void *priv,
-			       const void *buf, size_t len)
-{
-	struct e2cb_writer *w = priv;
-	errcode_t retval;
-
-	retval = e2cb_outfile_write(w->out, buf, len);
-	if (retval) {
-		archive_set_error(a, retval, "Write error");
-		return -1;
-	}
-	return len;
-}
-
-/* libarchive's close callback: the last, partial block */
-static int close_output(struct archive *a, void *priv)
-{
-	struct e2cb_writer *w = priv;
-	errcode_t retval;
-
-	retval = e2cb_outfile_flush(w->out);
-	if (retval) {
-		archive_set_error(a, retval, "Write error");
-		return ARCHIVE_FATAL;
-	}
-	return ARCHIVE_OK;
-}
-
 static errcode_t open_archive(struct e2cb_writer *w, const char *compress)
 {
 	int r = ARCHIVE_OK;
@@ -751,14 +718,6 @@ static errcode_t open_archive(struct e2cb_writer *w, const char *compress)
 	archive_write_set_format_pax_restricted(w->a);
 	/* SCHILY.xattr is what GNU tar and bsdtar both understand */
 	archive_write_set_format_option(w->a, "pax", "xattrheader", "SCHILY");
-	/*
-	 * write_output() makes the blocks.  No padding after the last one,
-	 * even on standard output: zeros after a zstd or xz stream are not
-	 * a valid frame, and the same bytes should come out whatever the
-	 * destination.
-	 */
-	archive_write_set_bytes_per_block(w->a, 0);
-	archive_write_set_bytes_in_last_block(w->a, 1);
 	if (!compress)
 		r = ARCHIVE_OK;
 	else if (!strcmp(compress, "gzip"))
@@ -769,9 +728,7 @@ static errcode_t open_archive(struct e2cb_writer *w, const char *compress)
 		r = archive_write_add_filter_xz(w->a);
 	if (r != ARCHIVE_OK)
 		return archive_err(w, "the filter ", compress);
-	r = archive_write_open2(w->a, w, NULL, write_output, close_output,
-				NULL);
-	if (r != ARCHIVE_OK)
+	if (e2cb_outfile_open_archive(w->out, w->a))
 		return archive_err(w, NULL, NULL);
 	return 0;
 }
