@@ -36,11 +36,17 @@ struct ino_map {
 /* The policy part of a context: all but the nonce */
 #define POLICY_MAX	24
 
+struct name_set {
+	uint64_t *slot;
+	size_t size, count;
+};
+
 /* An open directory of pass one, by depth */
 struct plan_dir {
 	uint64_t id;			/* its entry's number */
 	uint8_t policy[POLICY_MAX];
 	size_t policy_len;		/* 0: unencrypted */
+	struct name_set names;		/* its entries' so far */
 };
 
 /* An inode with several names: what its hard links must agree with */
@@ -54,11 +60,6 @@ struct link_info {
 };
 
 /* Names seen, as (directory, name) hashes; 0 is a free slot */
-struct name_set {
-	uint64_t *slot;
-	size_t size, count;
-};
-
 /* What pass one learns about the archive and asks of the target */
 struct plan {
 	uint64_t entries, inodes, blocks, dirs, name_bytes;
@@ -88,9 +89,8 @@ struct plan {
 	size_t digest_size;
 	uint8_t stream[E2CB_STREAM_DIGEST_LEN];
 	/* for the checks of each entry against its directory */
-	struct plan_dir *open_dirs;
-	size_t open_dirs_size;
-	struct name_set names;
+	struct plan_dir *open_dirs;	/* the path to the entry */
+	size_t open_dirs_size, ndirs;
 	struct e2cb_ino_map linked;	/* of struct link_info */
 	/* for the target's checks */
 	uint64_t max_size;		/* of a regular file, or its data */
