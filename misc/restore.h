@@ -60,6 +60,17 @@ struct link_info {
 };
 
 /* Names seen, as (directory, name) hashes; 0 is a free slot */
+/* Each entry's digest, from the first pass (restore_digests.c) */
+struct digest_list {
+	uint8_t (*mem)[E2CB_ENTRY_DIGEST_LEN];	/* the first ones */
+	size_t mem_size, in_mem;
+	uint64_t count;
+	FILE *spill;			/* the others, in order */
+	int no_spill;			/* none to be had: all in @mem */
+	int reading;
+	uint64_t at;			/* the one @spill is at */
+};
+
 /* What pass one learns about the archive and asks of the target */
 struct plan {
 	uint64_t entries, inodes, blocks, dirs, name_bytes;
@@ -85,8 +96,7 @@ struct plan {
 	struct e2cb_header hdr;
 	/* what was checked, for the writing pass to match */
 	uint8_t hdr_digest[E2CB_ENTRY_DIGEST_LEN];
-	uint8_t (*digest)[E2CB_ENTRY_DIGEST_LEN];	/* each entry's */
-	size_t digest_size;
+	struct digest_list digests;	/* each entry's */
 	uint8_t stream[E2CB_STREAM_DIGEST_LEN];
 	/* for the checks of each entry against its directory */
 	struct plan_dir *open_dirs;	/* the path to the entry */
@@ -166,6 +176,12 @@ struct xattr_list {
 	size_t count, size;
 	int drop_caps;			/* leave security.capability out */
 };
+
+/* restore_digests.c */
+extern int e2cb_digests_add(struct digest_list *l, const uint8_t *d);
+extern int e2cb_digests_same(struct digest_list *l, uint64_t i,
+			     const uint8_t *d);
+extern void e2cb_digests_free(struct digest_list *l);
 
 /* restore.c */
 extern int e2cb_restore_stopped(void);

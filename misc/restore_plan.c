@@ -579,15 +579,8 @@ int e2cb_restore_check_room(struct restore *rs)
 /* The entry's digest, for the writing pass to match; -1 out of memory */
 static int note_digest(struct plan *p, struct e2cb_source *src)
 {
-	const uint8_t *d = e2cb_source_entry_digest(src);
-
-	if (e2cb_grow((void **) &p->digest, &p->digest_size, p->entries,
-		       sizeof(*p->digest)))
+	if (e2cb_digests_add(&p->digests, e2cb_source_entry_digest(src)))
 		return -1;
-	if (d)
-		memcpy(p->digest[p->entries], d, sizeof(*p->digest));
-	else
-		memset(p->digest[p->entries], 0, sizeof(*p->digest));
 	p->entries++;
 	return 0;
 }
@@ -765,7 +758,7 @@ void e2cb_restore_plan_free(struct plan *p)
 	map_free(&p->fixed);
 	free(p->top);
 	free(p->lf);
-	free(p->digest);
+	e2cb_digests_free(&p->digests);
 	close_plan_dirs(p, 0);
 	free(p->open_dirs);
 	e2cb_ino_map_free(&p->linked);
