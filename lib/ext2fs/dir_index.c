@@ -524,7 +524,7 @@ static void dx_shrink(struct dx_dir *d, blk64_t nblocks, __u32 flags)
 #define DX_RUN			32
 #define DX_HASH_BITS		16	/* buckets of the histogram */
 #define DX_BUCKETS		(1U << DX_HASH_BITS)
-#define DX_SORT_BUDGET		(4U << 20)	/* bytes sorted at once */
+#define DX_SORT_BUDGET		(4U << 20)	/* sorted at once */
 
 typedef errcode_t (*dx_scan_fn)(struct dx_dir *d, struct ext2_dir_entry *de,
 				__u32 hash, __u32 minor, void *priv);
