@@ -232,7 +232,7 @@ struct dx_out {
 	__u32 *start;
 	blk64_t *pblk;		/* where each went; 0 not yet written */
 	size_t blocks, size;	/* laid out; room in @start and @pblk */
-	blk64_t goal;
+	blk64_t goal, clusters;	/* taken */
 	/* the leaf being packed */
 	unsigned int used, slack;
 	struct ext2_dir_entry *last;
@@ -265,30 +265,64 @@ static errcode_t dx_out_block(struct dx_dir *d, struct dx_out *o,
 	return 0;
 }
 
+/*
+ * Where block @i of the new index goes: a block of a new cluster, or
+ * of the cluster its neighbours took, at its own offset in it (on a
+ * bigalloc filesystem the blocks of a logical cluster share one).
+ */
+static errcode_t dx_out_place(struct dx_dir *d, struct dx_out *o, size_t i,
+			      blk64_t *pblk)
+{
+	ext2_filsys fs = d->fs;
+	size_t ratio = EXT2FS_CLUSTER_RATIO(fs);
+	size_t first = i & ~(ratio - 1), j;
+	blk64_t b;
+	errcode_t retval;
+
+	for (j = first; j < first + ratio && j < o->blocks; j++) {
+		if (o->pblk[j]) {
+			*pblk = o->pblk[j] - (j - first) + (i - first);
+			return 0;
+		}
+	}
+	retval = ext2fs_new_block2(fs, o->goal, NULL, &b);
+	if (retval)
+		return retval;
+	b &= ~(blk64_t) EXT2FS_CLUSTER_MASK(fs);
+	ext2fs_block_alloc_stats2(fs, b, +1);
+	o->clusters++;
+	o->goal = b + ratio;
+	*pblk = b + (i - first);
+	return 0;
+}
+
 /* Write block @i of the new index to a block of its own */
 static errcode_t dx_out_write(struct dx_dir *d, struct dx_out *o, size_t i)
 {
-	ext2_filsys fs = d->fs;
 	blk64_t pblk;
 	errcode_t retval;
 
-	retval = ext2fs_new_block2(fs, o->goal, NULL, &pblk);
+	retval = dx_out_place(d, o, i, &pblk);
 	if (retval)
 		return retval;
-	ext2fs_block_alloc_stats2(fs, pblk, +1);
 	o->pblk[i] = pblk;
-	o->goal = pblk + 1;
-	return ext2fs_write_dir_block4(fs, pblk, o->block, 0, d->ino);
+	return ext2fs_write_dir_block4(d->fs, pblk, o->block, 0, d->ino);
 }
 
-/* Giving up: the blocks written for the index are free again */
+/* Giving up: the clusters taken for the index are free again */
 static void dx_out_release(struct dx_dir *d, struct dx_out *o)
 {
-	size_t i;
+	size_t ratio = EXT2FS_CLUSTER_RATIO(d->fs), first, j;
 
-	for (i = 0; i < o->blocks; i++)
-		if (o->pblk[i])
-			ext2fs_block_alloc_stats2(d->fs, o->pblk[i], -1);
+	for (first = 0; first < o->blocks; first += ratio) {
+		for (j = first; j < first + ratio && j < o->blocks; j++) {
+			if (o->pblk[j]) {
+				ext2fs_block_alloc_stats2(d->fs, o->pblk[j],
+							  -1);
+				break;
+			}
+		}
+	}
 }
 
 /* Close a leaf: its last entry takes what is left; the tail goes on. */
@@ -734,38 +768,96 @@ static errcode_t dx_pack_ranges(struct dx_dir *d, struct dx_lin *lin,
 }
 
 /*
- * The index is whole: the linear blocks go and the index's take their
- * place, its root as block 0.  Past the punch there is no way back; a
- * failure there is one of I/O (the blocks punched are room enough for
- * any the map needs), and *@mapped says the new blocks are not ours to
- * free.
+ * Map block @b of the directory to @pblk (0: unmapped), no block taken
+ * or freed.  No inode is passed: each call may change the extent tree
+ * under the one we hold.
  */
-static errcode_t dx_switch(struct dx_dir *d, struct dx_out *o, int *mapped)
+static errcode_t dx_map(struct dx_dir *d, blk64_t b, blk64_t pblk)
+{
+	return ext2fs_bmap2(d->fs, d->ino, NULL, NULL, BMAP_SET, b, NULL,
+			    &pblk);
+}
+
+/* The clusters of the linear directory, each once */
+static blk64_t dx_lin_clusters(struct dx_dir *d, struct dx_lin *lin,
+			       int release)
+{
+	ext2_filsys fs = d->fs;
+	blk64_t b, n = 0;
+
+	for (b = 0; b < lin->nblocks; b++) {
+		if (b && EXT2FS_B2C(fs, lin->pblk[b]) ==
+			 EXT2FS_B2C(fs, lin->pblk[b - 1]))
+			continue;
+		n++;
+		if (release)
+			ext2fs_block_alloc_stats2(fs, lin->pblk[b], -1);
+	}
+	return n;
+}
+
+/* The directory's blocks (@committed: and its inode) as they were */
+static void dx_unswitch(struct dx_dir *d, struct dx_out *o,
+			struct dx_lin *lin, __u32 flags, int committed)
 {
 	ext2_filsys fs = d->fs;
 	blk64_t b;
-	errcode_t retval;
 
-	retval = ext2fs_punch(fs, d->ino, &d->inode, NULL, 0, ~0ULL);
-	if (retval)
-		return retval;
-	*mapped = 1;
-	/* no inode passed: an extent tree changes under each call */
-	for (b = 0; b < o->blocks && !retval; b++)
-		retval = ext2fs_bmap2(fs, d->ino, NULL, NULL, BMAP_SET, b,
-				      NULL, &o->pblk[b]);
+	for (b = 0; b < lin->nblocks; b++)
+		dx_map(d, b, lin->pblk[b]);
+	for (; b < o->blocks; b++)
+		dx_map(d, b, 0);
+	if (ext2fs_read_inode(fs, d->ino, &d->inode))
+		return;
+	/* the inode as written, should the write have reached the cache */
+	if (committed && (d->inode.i_flags & EXT2_INDEX_FL)) {
+		ext2fs_iblk_sub_blocks(fs, &d->inode, o->clusters);
+		ext2fs_iblk_add_blocks(fs, &d->inode,
+				       dx_lin_clusters(d, lin, 0));
+	}
+	ext2fs_inode_size_set(fs, &d->inode, lin->nblocks * fs->blocksize);
+	d->inode.i_flags = flags;
+	ext2fs_write_inode(fs, d->ino, &d->inode);
+}
+
+/*
+ * The index is whole: its blocks take the linear ones' place in the
+ * directory, its root as block 0, and the inode says so in one write.
+ * Should any of it fail, the linear blocks are mapped back (they were
+ * neither freed nor written over) and the caller frees the index's.
+ */
+static errcode_t dx_switch(struct dx_dir *d, struct dx_out *o,
+			   struct dx_lin *lin)
+{
+	ext2_filsys fs = d->fs;
+	__u32 flags = d->inode.i_flags;
+	blk64_t b, end = o->blocks > lin->nblocks ? o->blocks : lin->nblocks;
+	int committed = 0;
+	errcode_t retval = 0;
+
+	for (b = 0; b < end && !retval; b++)
+		retval = dx_map(d, b, b < o->blocks ? o->pblk[b] : 0);
 	if (!retval)
 		retval = ext2fs_read_inode(fs, d->ino, &d->inode);
 	if (!retval)
-		retval = ext2fs_iblk_add_blocks(fs, &d->inode, o->blocks);
+		retval = ext2fs_iblk_add_blocks(fs, &d->inode, o->clusters);
+	if (!retval)
+		retval = ext2fs_iblk_sub_blocks(fs, &d->inode,
+						dx_lin_clusters(d, lin, 0));
 	if (!retval)
 		retval = ext2fs_inode_size_set(fs, &d->inode,
 				(__u64) o->blocks * fs->blocksize);
 	if (!retval) {
-		d->inode.i_flags |= EXT2_INDEX_FL;
+		d->inode.i_flags = flags | EXT2_INDEX_FL;
+		committed = 1;
 		retval = ext2fs_write_inode(fs, d->ino, &d->inode);
 	}
-	return retval;
+	if (retval) {
+		dx_unswitch(d, o, lin, flags, committed);
+		return retval;
+	}
+	dx_lin_clusters(d, lin, 1);
+	return 0;
 }
 
 /*
@@ -793,7 +885,7 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 	struct dx_lin lin = { 0, NULL, NULL, 0 };
 	__u32 *hist = NULL;
 	char *block;
-	int levels, mapped = 0;
+	int levels;
 	errcode_t retval;
 
 	memset(&o, 0, sizeof(o));
@@ -838,9 +930,9 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 	if (!retval)
 		retval = dx_build_tree(&d, &o, lin.parent, &levels);
 	if (!retval)
-		retval = dx_switch(&d, &o, &mapped);
+		retval = dx_switch(&d, &o, &lin);
 errout:
-	if (retval && !mapped)
+	if (retval)
 		dx_out_release(&d, &o);
 	ext2fs_free_mem(&lin.pblk);
 	ext2fs_free_mem(&lin.buf);
