@@ -278,12 +278,8 @@ int e2cb_restore_changed(struct restore *rs, const char *why)
 
 int e2cb_restore_same_entry(struct restore *rs)
 {
-	const uint8_t *d = e2cb_source_entry_digest(rs->src);
-	uint64_t i = rs->done_entries;
-
-	return i < rs->plan.entries &&
-	       (!d || !memcmp(rs->plan.digest[i], d,
-			      sizeof(*rs->plan.digest)));
+	return e2cb_digests_same(&rs->plan.digests, rs->done_entries,
+				 e2cb_source_entry_digest(rs->src));
 }
 
 /* The writing pass starts again, from the header that was checked */

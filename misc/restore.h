@@ -36,11 +36,17 @@ struct ino_map {
 /* The policy part of a context: all but the nonce */
 #define POLICY_MAX	24
 
+struct name_set {
+	uint64_t *slot;
+	size_t size, count;
+};
+
 /* An open directory of pass one, by depth */
 struct plan_dir {
 	uint64_t id;			/* its entry's number */
 	uint8_t policy[POLICY_MAX];
 	size_t policy_len;		/* 0: unencrypted */
+	struct name_set names;		/* its entries' so far */
 };
 
 /* An inode with several names: what its hard links must agree with */
@@ -54,9 +60,15 @@ struct link_info {
 };
 
 /* Names seen, as (directory, name) hashes; 0 is a free slot */
-struct name_set {
-	uint64_t *slot;
-	size_t size, count;
+/* Each entry's digest, from the first pass (restore_digests.c) */
+struct digest_list {
+	uint8_t (*mem)[E2CB_ENTRY_DIGEST_LEN];	/* the first ones */
+	size_t mem_size, in_mem;
+	uint64_t count;
+	FILE *spill;			/* the others, in order */
+	int no_spill;			/* none to be had: all in @mem */
+	int reading;
+	uint64_t at;			/* the one @spill is at */
 };
 
 /* What pass one learns about the archive and asks of the target */
@@ -84,13 +96,11 @@ struct plan {
 	struct e2cb_header hdr;
 	/* what was checked, for the writing pass to match */
 	uint8_t hdr_digest[E2CB_ENTRY_DIGEST_LEN];
-	uint8_t (*digest)[E2CB_ENTRY_DIGEST_LEN];	/* each entry's */
-	size_t digest_size;
+	struct digest_list digests;	/* each entry's */
 	uint8_t stream[E2CB_STREAM_DIGEST_LEN];
 	/* for the checks of each entry against its directory */
-	struct plan_dir *open_dirs;
-	size_t open_dirs_size;
-	struct name_set names;
+	struct plan_dir *open_dirs;	/* the path to the entry */
+	size_t open_dirs_size, ndirs;
 	struct e2cb_ino_map linked;	/* of struct link_info */
 	/* for the target's checks */
 	uint64_t max_size;		/* of a regular file, or its data */
@@ -166,6 +176,12 @@ struct xattr_list {
 	size_t count, size;
 	int drop_caps;			/* leave security.capability out */
 };
+
+/* restore_digests.c */
+extern int e2cb_digests_add(struct digest_list *l, const uint8_t *d);
+extern int e2cb_digests_same(struct digest_list *l, uint64_t i,
+			     const uint8_t *d);
+extern void e2cb_digests_free(struct digest_list *l);
 
 /* restore.c */
 extern int e2cb_restore_stopped(void);

@@ -252,18 +252,33 @@ static int encryptable(uint32_t mode)
 	       LINUX_S_ISLNK(mode);
 }
 
+/*
+ * The directories from @depth down are whole (entries come in
+ * pre-order): their names are needed no more, so that what the check
+ * of names holds is the names of the directories on one path, not of
+ * the whole archive.
+ */
+static void close_plan_dirs(struct plan *p, size_t depth)
+{
+	while (p->ndirs > depth)
+		free(p->open_dirs[--p->ndirs].names.slot);
+}
+
 /* Open directory @e at its depth, for the entries below it */
 static int push_plan_dir(struct restore *rs, const struct e2cb_entry *e)
 {
 	struct plan *p = &rs->plan;
 	struct plan_dir *d;
 
+	close_plan_dirs(p, e->depth);
 	if (e2cb_grow((void **) &p->open_dirs, &p->open_dirs_size, e->depth,
 		       sizeof(*p->open_dirs)))
 		return -1;
 	d = &p->open_dirs[e->depth];
+	memset(d, 0, sizeof(*d));
 	d->id = e->index;
 	d->policy_len = ctx_policy(e->ctx, e->ctx_len, d->policy);
+	p->ndirs = e->depth + 1;
 	return 0;
 }
 
@@ -274,7 +289,7 @@ static int push_plan_dir(struct restore *rs, const struct e2cb_entry *e)
  */
 static int check_place(struct restore *rs, const struct e2cb_entry *e)
 {
-	const struct plan_dir *dir = &rs->plan.open_dirs[e->depth - 1];
+	struct plan_dir *dir = &rs->plan.open_dirs[e->depth - 1];
 	struct ext4_encrypted_name n;
 	uint8_t policy[POLICY_MAX];
 	size_t len;
@@ -301,7 +316,8 @@ static int check_place(struct restore *rs, const struct e2cb_entry *e)
 	    !same_policy(dir->policy, dir->policy_len, policy, len))
 		return refuse_entry(e, "its encryption policy is not its "
 				    "directory's");
-	switch (e2cb_restore_name_set_add(&rs->plan.names,
+	close_plan_dirs(&rs->plan, e->depth);
+	switch (e2cb_restore_name_set_add(&dir->names,
 					  e2cb_restore_name_key(dir->id, n.name,
 								n.name_len))) {
 	case 0:
@@ -563,15 +579,8 @@ int e2cb_restore_check_room(struct restore *rs)
 /* The entry's digest, for the writing pass to match; -1 out of memory */
 static int note_digest(struct plan *p, struct e2cb_source *src)
 {
-	const uint8_t *d = e2cb_source_entry_digest(src);
-
-	if (e2cb_grow((void **) &p->digest, &p->digest_size, p->entries,
-		       sizeof(*p->digest)))
+	if (e2cb_digests_add(&p->digests, e2cb_source_entry_digest(src)))
 		return -1;
-	if (d)
-		memcpy(p->digest[p->entries], d, sizeof(*p->digest));
-	else
-		memset(p->digest[p->entries], 0, sizeof(*p->digest));
 	p->entries++;
 	return 0;
 }
@@ -726,6 +735,7 @@ int e2cb_restore_plan(struct restore *rs)
 	p->time_min = INT64_MAX;
 	p->time_max = INT64_MIN;
 	status = e2cb_source_run(rs->src, &sink);
+	close_plan_dirs(p, 0);
 	if (e2cb_restore_stopped())
 		return E2CB_EXIT_ERROR;
 	if (status > 0)
@@ -748,9 +758,9 @@ void e2cb_restore_plan_free(struct plan *p)
 	map_free(&p->fixed);
 	free(p->top);
 	free(p->lf);
-	free(p->digest);
+	e2cb_digests_free(&p->digests);
+	close_plan_dirs(p, 0);
 	free(p->open_dirs);
-	free(p->names.slot);
 	e2cb_ino_map_free(&p->linked);
 	free(p->xattr_misfit);
 }

@@ -218,18 +218,26 @@ static errcode_t dx_append_block(struct dx_dir *d, char *buf,
 }
 
 /*
- * The blocks of the new directory, the root (block 0) first, then the
- * leaves in hash order, then the index nodes.  Each is written as soon
- * as it is whole, so that only one is held (the directory as it was is
- * in memory already, for the undo); the hash each starts with (its low
- * bit set when the previous block ends with the same hash: the
- * kernel's "continued") goes to @start.
+ * The blocks of the new index, the root (block 0) first, then the
+ * leaves in hash order, then the index nodes.  They go to new blocks,
+ * not yet the directory's, each written as soon as it is whole: the
+ * linear directory stays as it is on disk until the index is whole
+ * (ext2fs_dx_index_dir() then maps them in its place), so that giving
+ * up is freeing them.  The hash each starts with (its low bit set when
+ * the previous block ends with the same hash: the kernel's
+ * "continued") goes to @start.
  */
 struct dx_out {
 	char *block;		/* the one being filled */
-	char *scratch;		/* to grow the directory with */
 	__u32 *start;
-	size_t blocks, size;	/* laid out; room in @start */
+	blk64_t *pblk;		/* where each went; 0 not yet written */
+	size_t blocks, size;	/* laid out; room in @start and @pblk */
+	blk64_t goal, clusters;	/* taken */
+	/* the leaf being packed */
+	unsigned int used, slack;
+	struct ext2_dir_entry *last;
+	__u32 prev_hash;	/* of the entry packed last */
+	size_t packed;
 };
 
 static errcode_t dx_out_block(struct dx_dir *d, struct dx_out *o,
@@ -242,6 +250,9 @@ static errcode_t dx_out_block(struct dx_dir *d, struct dx_out *o,
 		size = o->size ? o->size * 2 : 16;
 		retval = ext2fs_resize_array(sizeof(__u32), o->size, size,
 					     &o->start);
+		if (!retval)
+			retval = ext2fs_resize_array(sizeof(blk64_t), o->size,
+						     size, &o->pblk);
 		if (retval)
 			return retval;
 		o->size = size;
@@ -249,21 +260,69 @@ static errcode_t dx_out_block(struct dx_dir *d, struct dx_out *o,
 	*block = o->block;
 	memset(*block, 0, d->fs->blocksize);
 	o->start[o->blocks] = 0;
+	o->pblk[o->blocks] = 0;
 	o->blocks++;
 	return 0;
 }
 
-/* Write the block laid out last, the directory grown to hold it */
-static errcode_t dx_out_write(struct dx_dir *d, struct dx_out *o)
+/*
+ * Where block @i of the new index goes: a block of a new cluster, or
+ * of the cluster its neighbours took, at its own offset in it (on a
+ * bigalloc filesystem the blocks of a logical cluster share one).
+ */
+static errcode_t dx_out_place(struct dx_dir *d, struct dx_out *o, size_t i,
+			      blk64_t *pblk)
 {
-	blk64_t lblk = o->blocks - 1, added;
-	errcode_t retval = 0;
+	ext2_filsys fs = d->fs;
+	size_t ratio = EXT2FS_CLUSTER_RATIO(fs);
+	size_t first = i & ~(ratio - 1), j;
+	blk64_t b;
+	errcode_t retval;
 
-	while (!retval && EXT2_I_SIZE(&d->inode) / d->fs->blocksize <= lblk)
-		retval = dx_append_block(d, o->scratch, &added);
-	if (!retval)
-		retval = dx_write(d, lblk, o->block);
-	return retval;
+	for (j = first; j < first + ratio && j < o->blocks; j++) {
+		if (o->pblk[j]) {
+			*pblk = o->pblk[j] - (j - first) + (i - first);
+			return 0;
+		}
+	}
+	retval = ext2fs_new_block2(fs, o->goal, NULL, &b);
+	if (retval)
+		return retval;
+	b &= ~(blk64_t) EXT2FS_CLUSTER_MASK(fs);
+	ext2fs_block_alloc_stats2(fs, b, +1);
+	o->clusters++;
+	o->goal = b + ratio;
+	*pblk = b + (i - first);
+	return 0;
+}
+
+/* Write block @i of the new index to a block of its own */
+static errcode_t dx_out_write(struct dx_dir *d, struct dx_out *o, size_t i)
+{
+	blk64_t pblk;
+	errcode_t retval;
+
+	retval = dx_out_place(d, o, i, &pblk);
+	if (retval)
+		return retval;
+	o->pblk[i] = pblk;
+	return ext2fs_write_dir_block4(d->fs, pblk, o->block, 0, d->ino);
+}
+
+/* Giving up: the clusters taken for the index are free again */
+static void dx_out_release(struct dx_dir *d, struct dx_out *o)
+{
+	size_t ratio = EXT2FS_CLUSTER_RATIO(d->fs), first, j;
+
+	for (first = 0; first < o->blocks; first += ratio) {
+		for (j = first; j < first + ratio && j < o->blocks; j++) {
+			if (o->pblk[j]) {
+				ext2fs_block_alloc_stats2(d->fs, o->pblk[j],
+							  -1);
+				break;
+			}
+		}
+	}
 }
 
 /* Close a leaf: its last entry takes what is left; the tail goes on. */
@@ -307,49 +366,44 @@ static void dx_copy_entry(struct dx_dir *d, struct ext2_dir_entry *to,
 	}
 }
 
-static errcode_t dx_pack_leaves(struct dx_dir *d, const struct dx_rec *recs,
-				size_t n, unsigned int slack,
-				struct dx_out *o)
+/* Pack @r, the next entry in hash order, into the leaf being filled */
+static errcode_t dx_pack(struct dx_dir *d, struct dx_out *o,
+			 const struct dx_rec *r)
 {
 	ext2_filsys fs = d->fs;
 	unsigned int room = fs->blocksize - d->csum_size;
-	unsigned int used = 0, rec_len;
-	struct ext2_dir_entry *de, *last = NULL;
+	unsigned int rec_len;
+	struct ext2_dir_entry *de;
 	char *block;
-	size_t i;
 	errcode_t retval;
 
-	retval = dx_out_block(d, o, &block);
-	if (retval)
-		return retval;
-	for (i = 0; i < n; i++) {
-		rec_len = ext2fs_dir_rec_len(ext2fs_dirent_name_len(recs[i].de),
-					     d->hash_in_dirent);
-		if (last && (used + rec_len > room ||
-			     room - used < slack)) {
-			retval = dx_close_leaf(d, block, last, used);
-			if (!retval)
-				retval = dx_out_write(d, o);
-			if (!retval)
-				retval = dx_out_block(d, o, &block);
-			if (retval)
-				return retval;
-			used = 0;
-			last = NULL;
-		}
-		if (!last)
-			o->start[o->blocks - 1] = recs[i].hash |
-				(i && recs[i - 1].hash == recs[i].hash);
-		de = (struct ext2_dir_entry *) (block + used);
-		dx_copy_entry(d, de, &recs[i]);
-		retval = ext2fs_set_rec_len(fs, rec_len, de);
+	rec_len = ext2fs_dir_rec_len(ext2fs_dirent_name_len(r->de),
+				     d->hash_in_dirent);
+	if (o->last && (o->used + rec_len > room ||
+			room - o->used < o->slack)) {
+		retval = dx_close_leaf(d, o->block, o->last, o->used);
+		if (!retval)
+			retval = dx_out_write(d, o, o->blocks - 1);
+		if (!retval)
+			retval = dx_out_block(d, o, &block);
 		if (retval)
 			return retval;
-		used += rec_len;
-		last = de;
+		o->used = 0;
+		o->last = NULL;
 	}
-	retval = dx_close_leaf(d, block, last, used);
-	return retval ? retval : dx_out_write(d, o);
+	if (!o->last)
+		o->start[o->blocks - 1] = r->hash |
+			(o->packed && o->prev_hash == r->hash);
+	de = (struct ext2_dir_entry *) (o->block + o->used);
+	dx_copy_entry(d, de, r);
+	retval = ext2fs_set_rec_len(fs, rec_len, de);
+	if (retval)
+		return retval;
+	o->used += rec_len;
+	o->last = de;
+	o->prev_hash = r->hash;
+	o->packed++;
+	return 0;
 }
 
 static struct ext2_dx_countlimit *dx_init_node(struct dx_dir *d, char *buf)
@@ -429,7 +483,7 @@ static errcode_t dx_build_tree(struct dx_dir *d, struct dx_out *o,
 			cl = dx_init_node(d, block);
 			dx_fill_entries(cl, blk + first, hash + first,
 					end - first);
-			retval = dx_out_write(d, o);
+			retval = dx_out_write(d, o, o->blocks - 1);
 			if (retval)
 				goto errout;
 			up_blk[k] = o->blocks - 1;
@@ -474,7 +528,7 @@ static errcode_t dx_build_tree(struct dx_dir *d, struct dx_out *o,
 	cl = (struct ext2_dx_countlimit *) (block + DX_ROOT_ENTRIES);
 	cl->limit = ext2fs_cpu_to_le16(d->root_limit);
 	dx_fill_entries(cl, blk, hash, n);
-	retval = dx_write(d, 0, block);
+	retval = dx_out_write(d, o, 0);
 	*levels = depth;
 errout:
 	ext2fs_free_mem(&blk);
@@ -484,84 +538,6 @@ errout:
 	return retval;
 }
 
-/*
- * Collect the live entries of the linear directory read into @in
- * (@nblocks blocks), "." and ".." apart: ".." gives @parent.
- */
-static errcode_t dx_collect(struct dx_dir *d, char *in, blk64_t nblocks,
-			    struct dx_rec **recs, size_t *n,
-			    ext2_ino_t *parent)
-{
-	ext2_filsys fs = d->fs;
-	struct ext2_dir_entry *de;
-	struct dx_rec *r = NULL;
-	size_t count = 0, size = 0;
-	unsigned int offset, rec_len, len;
-	blk64_t b;
-	errcode_t retval = 0;
-
-	*parent = 0;
-	for (b = 0; b < nblocks; b++) {
-		for (offset = 0; offset < fs->blocksize; offset += rec_len) {
-			de = (struct ext2_dir_entry *)
-				(in + b * fs->blocksize + offset);
-			retval = ext2fs_get_rec_len(fs, de, &rec_len);
-			if (retval)
-				goto errout;
-			len = ext2fs_dirent_name_len(de);
-			if (rec_len < 8 || rec_len % 4 ||
-			    offset + rec_len > fs->blocksize ||
-			    (de->inode && rec_len <
-			     ext2fs_dir_rec_len(len, 0))) {
-				retval = EXT2_ET_DIR_CORRUPTED;
-				goto errout;
-			}
-			if (!de->inode)
-				continue;
-			if (b == 0 && offset == 0) {
-				if (len != 1 || de->name[0] != '.')
-					goto corrupt;
-				continue;
-			}
-			if (b == 0 && offset == EXT2_DIR_REC_LEN(1)) {
-				if (len != 2 || de->name[0] != '.' ||
-				    de->name[1] != '.')
-					goto corrupt;
-				*parent = de->inode;
-				continue;
-			}
-			if (count == size) {
-				size = size ? size * 2 : 256;
-				retval = ext2fs_resize_array(sizeof(*r), count,
-							     size, &r);
-				if (retval)
-					goto errout;
-			}
-			r[count].de = de;
-			retval = dx_entry_hash(d, de, rec_len, &r[count].hash,
-					       &r[count].minor);
-			if (retval)
-				goto errout;
-			count++;
-		}
-	}
-	if (!*parent)
-		goto corrupt;
-	*recs = r;
-	*n = count;
-	return 0;
-corrupt:
-	retval = EXT2_ET_DIR_CORRUPTED;
-errout:
-	ext2fs_free_mem(&r);
-	return retval;
-}
-
-/*
- * Indexing failed part way: the directory's first @nblocks blocks get
- * back what @in holds, and the blocks added for the index go, so that
- * the directory is the linear one it was.
- */
 /* The directory back to @nblocks blocks, with its flags as @flags */
 static void dx_shrink(struct dx_dir *d, blk64_t nblocks, __u32 flags)
 {
@@ -574,16 +550,314 @@ static void dx_shrink(struct dx_dir *d, blk64_t nblocks, __u32 flags)
 	ext2fs_write_inode(fs, d->ino, &d->inode);
 }
 
-static void dx_undo(struct dx_dir *d, const char *in, blk64_t nblocks)
+/*
+ * The linear directory, read in bounded passes: the first reads each
+ * block by the directory's map (checksums checked) and notes where it
+ * is; later ones read runs of up to DX_RUN blocks straight from there.
+ */
+#define DX_RUN			32
+#define DX_HASH_BITS		16	/* buckets of the histogram */
+#define DX_BUCKETS		(1U << DX_HASH_BITS)
+#define DX_SORT_BUDGET		(4U << 20)	/* sorted at once */
+
+typedef errcode_t (*dx_scan_fn)(struct dx_dir *d, struct ext2_dir_entry *de,
+				__u32 hash, __u32 minor, void *priv);
+
+struct dx_lin {
+	blk64_t nblocks;
+	blk64_t *pblk;
+	char *buf;		/* DX_RUN blocks */
+	ext2_ino_t parent;	/* from "..", in the first pass */
+};
+
+/* An entry's share of a sort: its record and a copy of its name */
+static size_t dx_cost(struct ext2_dir_entry *de)
+{
+	return sizeof(struct dx_rec) +
+	       ((8 + ext2fs_dirent_name_len(de) + 3) & ~3U);
+}
+
+/* The live entries of linear block @b in @buf, "." and ".." apart */
+static errcode_t dx_scan_block(struct dx_dir *d, struct dx_lin *lin,
+			       char *buf, blk64_t b, dx_scan_fn fn,
+			       void *priv)
 {
 	ext2_filsys fs = d->fs;
-	blk64_t b, pblk;
+	struct ext2_dir_entry *de;
+	unsigned int offset, rec_len, len;
+	__u32 hash, minor;
+	errcode_t retval;
 
-	for (b = 0; b < nblocks; b++)
-		if (!dx_lblk_to_pblk(d, b, &pblk))
-			ext2fs_write_dir_block4(fs, pblk, (void *) (in +
-						b * fs->blocksize), 0, d->ino);
-	dx_shrink(d, nblocks, d->inode.i_flags & ~EXT2_INDEX_FL);
+	for (offset = 0; offset < fs->blocksize; offset += rec_len) {
+		de = (struct ext2_dir_entry *) (buf + offset);
+		retval = ext2fs_get_rec_len(fs, de, &rec_len);
+		if (retval)
+			return retval;
+		len = ext2fs_dirent_name_len(de);
+		if (rec_len < 8 || rec_len % 4 ||
+		    offset + rec_len > fs->blocksize ||
+		    (de->inode && rec_len < ext2fs_dir_rec_len(len, 0)))
+			return EXT2_ET_DIR_CORRUPTED;
+		if (!de->inode)
+			continue;
+		if (b == 0 && offset == 0) {
+			if (len != 1 || de->name[0] != '.')
+				return EXT2_ET_DIR_CORRUPTED;
+			continue;
+		}
+		if (b == 0 && offset == EXT2_DIR_REC_LEN(1)) {
+			if (len != 2 || de->name[0] != '.' ||
+			    de->name[1] != '.')
+				return EXT2_ET_DIR_CORRUPTED;
+			lin->parent = de->inode;
+			continue;
+		}
+		retval = dx_entry_hash(d, de, rec_len, &hash, &minor);
+		if (!retval)
+			retval = fn(d, de, hash, minor, priv);
+		if (retval)
+			return retval;
+	}
+	return 0;
+}
+
+/* The first pass: each block by the map, its place noted */
+static errcode_t dx_scan_first(struct dx_dir *d, struct dx_lin *lin,
+			       dx_scan_fn fn, void *priv)
+{
+	blk64_t b;
+	errcode_t retval = 0;
+
+	lin->parent = 0;
+	for (b = 0; b < lin->nblocks && !retval; b++) {
+		retval = dx_lblk_to_pblk(d, b, &lin->pblk[b]);
+		if (!retval)
+			retval = ext2fs_read_dir_block4(d->fs, lin->pblk[b],
+							lin->buf, 0, d->ino);
+		if (!retval)
+			retval = dx_scan_block(d, lin, lin->buf, b, fn, priv);
+	}
+	if (!retval && !lin->parent)
+		retval = EXT2_ET_DIR_CORRUPTED;
+	return retval;
+}
+
+/* A later pass: runs of blocks contiguous on disk, read at once */
+static errcode_t dx_scan_again(struct dx_dir *d, struct dx_lin *lin,
+			       dx_scan_fn fn, void *priv)
+{
+	ext2_filsys fs = d->fs;
+	blk64_t b, run, i;
+	errcode_t retval = 0;
+
+	for (b = 0; b < lin->nblocks && !retval; b += run) {
+		for (run = 1; run < DX_RUN && b + run < lin->nblocks &&
+		     lin->pblk[b + run] == lin->pblk[b] + run; run++)
+			;
+		retval = io_channel_read_blk64(fs->io, lin->pblk[b], run,
+					       lin->buf);
+		for (i = 0; i < run && !retval; i++) {
+			char *buf = lin->buf + i * fs->blocksize;
+
+#ifdef WORDS_BIGENDIAN
+			retval = ext2fs_dirent_swab_in(fs, buf, 0);
+			if (retval)
+				break;
+#endif
+			retval = dx_scan_block(d, lin, buf, b + i, fn, priv);
+		}
+	}
+	return retval;
+}
+
+/* First pass: each hash bucket's share of the sort, in @priv */
+static errcode_t dx_count(struct dx_dir *d EXT2FS_ATTR((unused)),
+			  struct ext2_dir_entry *de, __u32 hash,
+			  __u32 minor EXT2FS_ATTR((unused)), void *priv)
+{
+	__u32 *hist = priv;
+
+	hist[hash >> (32 - DX_HASH_BITS)] += dx_cost(de);
+	return 0;
+}
+
+/*
+ * The entries of buckets [@lo, @hi), gathered to be sorted: records
+ * from the front of @arena, copies of the names from its back; the
+ * first pass said how much they take, exactly.
+ */
+struct dx_range {
+	unsigned int lo, hi;
+	char *arena;
+	size_t front, back, count;
+};
+
+static errcode_t dx_gather(struct dx_dir *d EXT2FS_ATTR((unused)),
+			   struct ext2_dir_entry *de, __u32 hash, __u32 minor,
+			   void *priv)
+{
+	struct dx_range *r = priv;
+	unsigned int bucket = hash >> (32 - DX_HASH_BITS);
+	unsigned int len = ext2fs_dirent_name_len(de);
+	size_t copy = (8 + len + 3) & ~3U;
+	struct dx_rec *rec;
+
+	if (bucket < r->lo || bucket >= r->hi)
+		return 0;
+	if (r->front + sizeof(*rec) + copy > r->back)
+		return EXT2_ET_DIR_CORRUPTED;	/* not what we counted */
+	r->back -= copy;
+	memcpy(r->arena + r->back, de, 8 + len);
+	rec = (struct dx_rec *) (r->arena + r->front);
+	rec->de = (struct ext2_dir_entry *) (r->arena + r->back);
+	rec->hash = hash;
+	rec->minor = minor;
+	r->front += sizeof(*rec);
+	r->count++;
+	return 0;
+}
+
+/* The buckets from @lo that fit the budget together, one at least */
+static unsigned int dx_range_end(const __u32 *hist, unsigned int lo,
+				 size_t *bytes)
+{
+	unsigned int hi = lo + 1;
+	size_t sum = hist[lo];
+
+	while (hi < DX_BUCKETS && sum + hist[hi] <= DX_SORT_BUDGET)
+		sum += hist[hi++];
+	*bytes = sum;
+	return hi;
+}
+
+/* Every entry into the leaves, in hash order, one range at a time */
+static errcode_t dx_pack_ranges(struct dx_dir *d, struct dx_lin *lin,
+				const __u32 *hist, struct dx_out *o)
+{
+	struct dx_range r;
+	size_t bytes, max = 0;
+	unsigned int lo, i;
+	errcode_t retval = 0;
+
+	memset(&r, 0, sizeof(r));
+	for (lo = 0; lo < DX_BUCKETS; lo = r.hi) {
+		r.hi = dx_range_end(hist, lo, &bytes);
+		if (bytes > max)
+			max = bytes;
+	}
+	if (max)
+		retval = ext2fs_get_mem(max, &r.arena);
+	for (lo = 0; lo < DX_BUCKETS && !retval; lo = r.hi) {
+		r.lo = lo;
+		r.hi = dx_range_end(hist, lo, &bytes);
+		if (!bytes)
+			continue;
+		r.front = r.count = 0;
+		r.back = bytes;
+		retval = dx_scan_again(d, lin, dx_gather, &r);
+		if (!retval && r.front != r.back)
+			retval = EXT2_ET_DIR_CORRUPTED;
+		if (retval)
+			break;
+		qsort(r.arena, r.count, sizeof(struct dx_rec), dx_rec_cmp);
+		for (i = 0; i < r.count && !retval; i++)
+			retval = dx_pack(d, o, (struct dx_rec *) r.arena + i);
+	}
+	ext2fs_free_mem(&r.arena);
+	return retval;
+}
+
+/*
+ * Map block @b of the directory to @pblk (0: unmapped), no block taken
+ * or freed.  No inode is passed: each call may change the extent tree
+ * under the one we hold.
+ */
+static errcode_t dx_map(struct dx_dir *d, blk64_t b, blk64_t pblk)
+{
+	return ext2fs_bmap2(d->fs, d->ino, NULL, NULL, BMAP_SET, b, NULL,
+			    &pblk);
+}
+
+/* The clusters of the linear directory, each once */
+static blk64_t dx_lin_clusters(struct dx_dir *d, struct dx_lin *lin,
+			       int release)
+{
+	ext2_filsys fs = d->fs;
+	blk64_t b, n = 0;
+
+	for (b = 0; b < lin->nblocks; b++) {
+		if (b && EXT2FS_B2C(fs, lin->pblk[b]) ==
+			 EXT2FS_B2C(fs, lin->pblk[b - 1]))
+			continue;
+		n++;
+		if (release)
+			ext2fs_block_alloc_stats2(fs, lin->pblk[b], -1);
+	}
+	return n;
+}
+
+/* The directory's blocks (@committed: and its inode) as they were */
+static void dx_unswitch(struct dx_dir *d, struct dx_out *o,
+			struct dx_lin *lin, __u32 flags, int committed)
+{
+	ext2_filsys fs = d->fs;
+	blk64_t b;
+
+	for (b = 0; b < lin->nblocks; b++)
+		dx_map(d, b, lin->pblk[b]);
+	for (; b < o->blocks; b++)
+		dx_map(d, b, 0);
+	if (ext2fs_read_inode(fs, d->ino, &d->inode))
+		return;
+	/* the inode as written, should the write have reached the cache */
+	if (committed && (d->inode.i_flags & EXT2_INDEX_FL)) {
+		ext2fs_iblk_sub_blocks(fs, &d->inode, o->clusters);
+		ext2fs_iblk_add_blocks(fs, &d->inode,
+				       dx_lin_clusters(d, lin, 0));
+	}
+	ext2fs_inode_size_set(fs, &d->inode, lin->nblocks * fs->blocksize);
+	d->inode.i_flags = flags;
+	ext2fs_write_inode(fs, d->ino, &d->inode);
+}
+
+/*
+ * The index is whole: its blocks take the linear ones' place in the
+ * directory, its root as block 0, and the inode says so in one write.
+ * Should any of it fail, the linear blocks are mapped back (they were
+ * neither freed nor written over) and the caller frees the index's.
+ */
+static errcode_t dx_switch(struct dx_dir *d, struct dx_out *o,
+			   struct dx_lin *lin)
+{
+	ext2_filsys fs = d->fs;
+	__u32 flags = d->inode.i_flags;
+	blk64_t b, end = o->blocks > lin->nblocks ? o->blocks : lin->nblocks;
+	int committed = 0;
+	errcode_t retval = 0;
+
+	for (b = 0; b < end && !retval; b++)
+		retval = dx_map(d, b, b < o->blocks ? o->pblk[b] : 0);
+	if (!retval)
+		retval = ext2fs_read_inode(fs, d->ino, &d->inode);
+	if (!retval)
+		retval = ext2fs_iblk_add_blocks(fs, &d->inode, o->clusters);
+	if (!retval)
+		retval = ext2fs_iblk_sub_blocks(fs, &d->inode,
+						dx_lin_clusters(d, lin, 0));
+	if (!retval)
+		retval = ext2fs_inode_size_set(fs, &d->inode,
+				(__u64) o->blocks * fs->blocksize);
+	if (!retval) {
+		d->inode.i_flags = flags | EXT2_INDEX_FL;
+		committed = 1;
+		retval = ext2fs_write_inode(fs, d->ino, &d->inode);
+	}
+	if (retval) {
+		dx_unswitch(d, o, lin, flags, committed);
+		return retval;
+	}
+	dx_lin_clusters(d, lin, 1);
+	return 0;
 }
 
 /*
@@ -591,90 +865,81 @@ static void dx_undo(struct dx_dir *d, const char *in, blk64_t nblocks)
  * entries sorted by hash into leaves with some room left, and the index
  * above them, two levels deep at most, three with large_dir.  A
  * directory of one block, an indexed one, one with inline data, or a
- * filesystem without dir_index is left as it is; so is a directory too
- * large for the depth allowed, which stays linear (and valid): that
- * returns EXT2_ET_DIR_NO_SPACE.  Should the blocks the index needs not
- * be there, or a read or write fail before the index is whole, the
- * directory is given back linear, as it was.
+ * filesystem without dir_index is left as it is.
+ *
+ * The memory is bounded, whatever the size of the directory: a first
+ * pass over it counts what each range of hashes takes; then each range
+ * that fits DX_SORT_BUDGET is gathered by another pass, sorted and
+ * packed into leaves.  The index is built in new blocks, the linear
+ * directory left as it is until the index is whole, so that for a time
+ * both are on disk.  Should there be no room for the index
+ * (EXT2_ET_BLOCK_ALLOC_FAIL), or the depth allowed not be enough
+ * (EXT2_ET_DIR_NO_SPACE), or a read or write fail before the index is
+ * whole, the blocks written for it are freed and the directory is the
+ * linear one it was, still valid.
  */
 errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 {
 	struct dx_dir d;
-	struct dx_out o = { NULL, NULL, NULL, 0, 0 };
-	struct dx_rec *recs = NULL;
-	size_t n = 0;
-	blk64_t nblocks, b;
-	ext2_ino_t parent;
-	unsigned int slack;
-	char *in = NULL, *root;
+	struct dx_out o;
+	struct dx_lin lin = { 0, NULL, NULL, 0 };
+	__u32 *hist = NULL;
+	char *block;
 	int levels;
 	errcode_t retval;
 
+	memset(&o, 0, sizeof(o));
 	retval = dx_dir_open(fs, ino, &d);
 	if (retval == EXT2_ET_INLINE_DATA_CANT_ITERATE)
 		return 0;
 	if (retval)
 		return retval;
-	nblocks = EXT2_I_SIZE(&d.inode) / fs->blocksize;
+	lin.nblocks = EXT2_I_SIZE(&d.inode) / fs->blocksize;
 	if (!ext2fs_has_feature_dir_index(fs->super) ||
-	    (d.inode.i_flags & EXT2_INDEX_FL) || nblocks < 2)
+	    (d.inode.i_flags & EXT2_INDEX_FL) || lin.nblocks < 2)
 		return 0;
 	retval = dx_set_version(&d, d.hash_in_dirent ? EXT2_HASH_SIPHASH :
 				fs->super->s_def_hash_version);
 	if (retval)
 		return retval;
 
-	retval = ext2fs_get_array(nblocks, fs->blocksize, &in);
+	retval = ext2fs_get_array(lin.nblocks, sizeof(blk64_t), &lin.pblk);
+	if (!retval)
+		retval = ext2fs_get_array(DX_RUN, fs->blocksize, &lin.buf);
+	if (!retval)
+		retval = ext2fs_get_memzero(DX_BUCKETS * sizeof(*hist), &hist);
 	if (!retval)
 		retval = ext2fs_get_mem(fs->blocksize, &o.block);
 	if (!retval)
-		retval = ext2fs_get_mem(fs->blocksize, &o.scratch);
+		retval = dx_scan_first(&d, &lin, dx_count, hist);
 	if (retval)
 		goto errout;
-	for (b = 0; b < nblocks && !retval; b++)
-		retval = dx_read(&d, b, in + b * fs->blocksize);
-	if (!retval)
-		retval = dx_collect(&d, in, nblocks, &recs, &n, &parent);
-	if (retval)
-		goto errout;
-	/* an empty directory (lost+found) has no records to sort */
-	if (n > 1)
-		qsort(recs, n, sizeof(*recs), dx_rec_cmp);
 
 	/* block 0 is the root, written last; leaves follow */
-	retval = dx_out_block(&d, &o, &root);
-	if (retval)
-		goto errout;
-	slack = (fs->blocksize - d.csum_size) * DX_SLACK_PERCENT / 100;
-	retval = dx_pack_leaves(&d, recs, n, slack, &o);
+	o.goal = ext2fs_find_inode_goal(fs, ino, &d.inode, 0);
+	o.slack = (fs->blocksize - d.csum_size) * DX_SLACK_PERCENT / 100;
+	retval = dx_out_block(&d, &o, &block);
 	if (!retval)
-		retval = dx_build_tree(&d, &o, parent, &levels);
+		retval = dx_out_block(&d, &o, &block);
 	if (!retval)
-		retval = ext2fs_inode_size_set(fs, &d.inode,
-				(__u64) o.blocks * fs->blocksize);
-	if (!retval) {
-		d.inode.i_flags |= EXT2_INDEX_FL;
-		retval = ext2fs_write_inode(fs, ino, &d.inode);
-	}
-	if (retval) {
-		/* written over, or grown: the directory as it was */
-		dx_undo(&d, in, nblocks);
-		goto errout;
-	}
-	/* indexed: the blocks past the index go, or at least the inode
-	 * that no longer maps them does */
-	if (o.blocks < nblocks) {
-		retval = ext2fs_punch(fs, ino, &d.inode, NULL, o.blocks,
-				      ~0ULL);
-		if (retval)
-			ext2fs_write_inode(fs, ino, &d.inode);
-	}
+		retval = dx_pack_ranges(&d, &lin, hist, &o);
+	if (!retval)
+		retval = dx_close_leaf(&d, o.block, o.last, o.used);
+	if (!retval)
+		retval = dx_out_write(&d, &o, o.blocks - 1);
+	if (!retval)
+		retval = dx_build_tree(&d, &o, lin.parent, &levels);
+	if (!retval)
+		retval = dx_switch(&d, &o, &lin);
 errout:
-	ext2fs_free_mem(&recs);
-	ext2fs_free_mem(&in);
+	if (retval)
+		dx_out_release(&d, &o);
+	ext2fs_free_mem(&lin.pblk);
+	ext2fs_free_mem(&lin.buf);
+	ext2fs_free_mem(&hist);
 	ext2fs_free_mem(&o.block);
-	ext2fs_free_mem(&o.scratch);
 	ext2fs_free_mem(&o.start);
+	ext2fs_free_mem(&o.pblk);
 	return retval;
 }
 
