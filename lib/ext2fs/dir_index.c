@@ -558,7 +558,8 @@ static void dx_shrink(struct dx_dir *d, blk64_t nblocks, __u32 flags)
 #define DX_RUN			32
 #define DX_HASH_BITS		16	/* buckets of the histogram */
 #define DX_BUCKETS		(1U << DX_HASH_BITS)
-#define DX_SORT_BUDGET		(4U << 20)	/* sorted at once */
+#define DX_SORT_BUDGET		(4U << 20)	/* sorted at once, at least */
+#define DX_MAX_PASSES		8		/* ... or 1/8 of the whole */
 
 typedef errcode_t (*dx_scan_fn)(struct dx_dir *d, struct ext2_dir_entry *de,
 				__u32 hash, __u32 minor, void *priv);
@@ -717,14 +718,30 @@ static errcode_t dx_gather(struct dx_dir *d EXT2FS_ATTR((unused)),
 	return 0;
 }
 
-/* The buckets from @lo that fit the budget together, one at least */
+/*
+ * What one pass may sort: DX_SORT_BUDGET, or more for a directory so
+ * large that it would take more than DX_MAX_PASSES passes, each a read
+ * of the whole directory (quadratic in its size, else)
+ */
+static size_t dx_budget(const __u32 *hist)
+{
+	size_t total = 0;
+	unsigned int i;
+
+	for (i = 0; i < DX_BUCKETS; i++)
+		total += hist[i];
+	total /= DX_MAX_PASSES;
+	return total > DX_SORT_BUDGET ? total : DX_SORT_BUDGET;
+}
+
+/* The buckets from @lo that fit @budget together, one at least */
 static unsigned int dx_range_end(const __u32 *hist, unsigned int lo,
-				 size_t *bytes)
+				 size_t budget, size_t *bytes)
 {
 	unsigned int hi = lo + 1;
 	size_t sum = hist[lo];
 
-	while (hi < DX_BUCKETS && sum + hist[hi] <= DX_SORT_BUDGET)
+	while (hi < DX_BUCKETS && sum + hist[hi] <= budget)
 		sum += hist[hi++];
 	*bytes = sum;
 	return hi;
@@ -735,13 +752,13 @@ static errcode_t dx_pack_ranges(struct dx_dir *d, struct dx_lin *lin,
 				const __u32 *hist, struct dx_out *o)
 {
 	struct dx_range r;
-	size_t bytes, max = 0;
+	size_t bytes, max = 0, budget = dx_budget(hist);
 	unsigned int lo, i;
 	errcode_t retval = 0;
 
 	memset(&r, 0, sizeof(r));
 	for (lo = 0; lo < DX_BUCKETS; lo = r.hi) {
-		r.hi = dx_range_end(hist, lo, &bytes);
+		r.hi = dx_range_end(hist, lo, budget, &bytes);
 		if (bytes > max)
 			max = bytes;
 	}
@@ -749,7 +766,7 @@ static errcode_t dx_pack_ranges(struct dx_dir *d, struct dx_lin *lin,
 		retval = ext2fs_get_mem(max, &r.arena);
 	for (lo = 0; lo < DX_BUCKETS && !retval; lo = r.hi) {
 		r.lo = lo;
-		r.hi = dx_range_end(hist, lo, &bytes);
+		r.hi = dx_range_end(hist, lo, budget, &bytes);
 		if (!bytes)
 			continue;
 		r.front = r.count = 0;
@@ -867,10 +884,11 @@ static errcode_t dx_switch(struct dx_dir *d, struct dx_out *o,
  * directory of one block, an indexed one, one with inline data, or a
  * filesystem without dir_index is left as it is.
  *
- * The memory is bounded, whatever the size of the directory: a first
- * pass over it counts what each range of hashes takes; then each range
- * that fits DX_SORT_BUDGET is gathered by another pass, sorted and
- * packed into leaves.  The index is built in new blocks, the linear
+ * The memory is bounded: a first pass over the directory counts what
+ * each range of hashes takes; then each range that fits the budget
+ * (DX_SORT_BUDGET, or an eighth of the whole for a directory of more
+ * than a few hundred thousand names, so as to read it at most nine
+ * times) is gathered by another pass, sorted and packed into leaves.  The index is built in new blocks, the linear
  * directory left as it is until the index is whole, so that for a time
  * both are on disk.  Should there be no room for the index
  * (EXT2_ET_BLOCK_ALLOC_FAIL), or the depth allowed not be enough
