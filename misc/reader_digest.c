@@ -142,7 +142,8 @@ int e2cb_reader_digest_entry(struct e2cb_reader *r)
 
 /*
  * A records entry's data (version 2) is data to the scan: the stream's
- * digest takes it apart, in archive order, as the reader reads it.
+ * digest takes the data's SHA-256 apart, in archive order, as the
+ * reader checks each records entry.
  */
 int e2cb_reader_digest_records(struct e2cb_reader *r, const void *buf,
 			       size_t len)

@@ -126,12 +126,14 @@ static int check_items(struct e2cb_reader *r, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* Every group, before the first entry it describes is handed out */
+/*
+ * Every group, before the first entry it describes is handed out; @md
+ * gets the SHA-256 of the whole data, which the seal is the start of
+ */
 static int check_groups(struct e2cb_reader *r,
-			const struct e2cb_records_rec *rr)
+			const struct e2cb_records_rec *rr, uint8_t *md)
 {
 	size_t pos = 0, len = rr->data_len;
-	uint8_t md[SHA256_DIGEST_LENGTH];
 	SHA256_CTX c;
 	uint32_t i, glen;
 
@@ -174,6 +176,7 @@ static int check_groups(struct e2cb_reader *r,
 int e2cb_reader_records_entry(struct e2cb_reader *r)
 {
 	struct e2cb_records_rec rr;
+	uint8_t md[SHA256_DIGEST_LENGTH];
 	size_t len;
 	int dup = 0;
 
@@ -186,10 +189,11 @@ int e2cb_reader_records_entry(struct e2cb_reader *r)
 					  "it did not describe were due",
 					  r->blk_left);
 	if (records_rec(r, &rr) || read_block(r, rr.data_len) ||
-	    check_groups(r, &rr))
+	    check_groups(r, &rr, md))
 		return -1;
+	/* the data's digest stands for it in the stream's */
 	if ((r->flags & E2CB_READ_HASH) &&
-	    e2cb_reader_digest_records(r, r->blk, rr.data_len))
+	    e2cb_reader_digest_records(r, md, sizeof(md)))
 		return -1;
 	r->blk_pos = 0;
 	r->blk_left = rr.count;
