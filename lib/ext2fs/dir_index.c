@@ -296,6 +296,22 @@ static errcode_t dx_out_place(struct dx_dir *d, struct dx_out *o, size_t i,
 	return 0;
 }
 
+/*
+ * Where the new index should begin: a free run long enough for all of
+ * it, as the linear directory's @nblocks suggest (leaves are left
+ * DX_SLACK_PERCENT empty; the root and a few nodes besides), so that
+ * its blocks follow each other; else the inode's goal, as it was.
+ */
+static void dx_out_goal(struct dx_dir *d, struct dx_out *o, blk64_t nblocks)
+{
+	blk64_t want, start, len;
+
+	want = nblocks * 100 / (100 - DX_SLACK_PERCENT) + 1 + DX_MAX_DEPTH;
+	if (!ext2fs_new_range(d->fs, EXT2_NEWRANGE_MIN_LENGTH, o->goal, want,
+			      NULL, &start, &len))
+		o->goal = start;
+}
+
 /* Write block @i of the new index to a block of its own */
 static errcode_t dx_out_write(struct dx_dir *d, struct dx_out *o, size_t i)
 {
@@ -935,8 +951,12 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 
 	/* block 0 is the root, written last; leaves follow */
 	o.goal = ext2fs_find_inode_goal(fs, ino, &d.inode, 0);
+	dx_out_goal(&d, &o, lin.nblocks);
 	o.slack = (fs->blocksize - d.csum_size) * DX_SLACK_PERCENT / 100;
 	retval = dx_out_block(&d, &o, &block);
+	/* its place taken now, so that the blocks run on in order */
+	if (!retval)
+		retval = dx_out_place(&d, &o, 0, &o.pblk[0]);
 	if (!retval)
 		retval = dx_out_block(&d, &o, &block);
 	if (!retval)
