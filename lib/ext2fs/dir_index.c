@@ -567,9 +567,8 @@ static void dx_shrink(struct dx_dir *d, blk64_t nblocks, __u32 flags)
 }
 
 /*
- * The linear directory, read in bounded passes: the first reads each
- * block by the directory's map (checksums checked) and notes where it
- * is; later ones read runs of up to DX_RUN blocks straight from there.
+ * The linear directory, read in bounded passes: the first maps each
+ * block and checks it, the later ones read the same blocks again.
  */
 #define DX_RUN			32
 #define DX_HASH_BITS		16	/* buckets of the histogram */
@@ -638,35 +637,25 @@ static errcode_t dx_scan_block(struct dx_dir *d, struct dx_lin *lin,
 	return 0;
 }
 
-/* The first pass: each block by the map, its place noted */
-static errcode_t dx_scan_first(struct dx_dir *d, struct dx_lin *lin,
-			       dx_scan_fn fn, void *priv)
-{
-	blk64_t b;
-	errcode_t retval = 0;
-
-	lin->parent = 0;
-	for (b = 0; b < lin->nblocks && !retval; b++) {
-		retval = dx_lblk_to_pblk(d, b, &lin->pblk[b]);
-		if (!retval)
-			retval = ext2fs_read_dir_block4(d->fs, lin->pblk[b],
-							lin->buf, 0, d->ino);
-		if (!retval)
-			retval = dx_scan_block(d, lin, lin->buf, b, fn, priv);
-	}
-	if (!retval && !lin->parent)
-		retval = EXT2_ET_DIR_CORRUPTED;
-	return retval;
-}
-
-/* A later pass: runs of blocks contiguous on disk, read at once */
-static errcode_t dx_scan_again(struct dx_dir *d, struct dx_lin *lin,
-			       dx_scan_fn fn, void *priv)
+/*
+ * Hand @fn the live entries of the linear directory, read in runs of
+ * blocks that follow each other on disk, DX_RUN at most at once.  The
+ * first pass maps each block and checks its checksum, as
+ * ext2fs_read_dir_block4() would; the later ones read the same blocks
+ * again.
+ */
+static errcode_t dx_scan(struct dx_dir *d, struct dx_lin *lin, int first,
+			 dx_scan_fn fn, void *priv)
 {
 	ext2_filsys fs = d->fs;
 	blk64_t b, run, i;
+	char *buf;
 	errcode_t retval = 0;
 
+	for (b = 0; first && b < lin->nblocks && !retval; b++)
+		retval = dx_lblk_to_pblk(d, b, &lin->pblk[b]);
+	if (first)
+		lin->parent = 0;
 	for (b = 0; b < lin->nblocks && !retval; b += run) {
 		for (run = 1; run < DX_RUN && b + run < lin->nblocks &&
 		     lin->pblk[b + run] == lin->pblk[b] + run; run++)
@@ -674,16 +663,23 @@ static errcode_t dx_scan_again(struct dx_dir *d, struct dx_lin *lin,
 		retval = io_channel_read_blk64(fs->io, lin->pblk[b], run,
 					       lin->buf);
 		for (i = 0; i < run && !retval; i++) {
-			char *buf = lin->buf + i * fs->blocksize;
-
+			buf = lin->buf + i * fs->blocksize;
+			if (first &&
+			    !(fs->flags & EXT2_FLAG_IGNORE_CSUM_ERRORS) &&
+			    !ext2fs_dir_block_csum_verify(fs, d->ino,
+					(struct ext2_dir_entry *) buf))
+				retval = EXT2_ET_DIR_CSUM_INVALID;
 #ifdef WORDS_BIGENDIAN
-			retval = ext2fs_dirent_swab_in(fs, buf, 0);
-			if (retval)
-				break;
+			if (!retval)
+				retval = ext2fs_dirent_swab_in(fs, buf, 0);
 #endif
-			retval = dx_scan_block(d, lin, buf, b + i, fn, priv);
+			if (!retval)
+				retval = dx_scan_block(d, lin, buf, b + i, fn,
+						       priv);
 		}
 	}
+	if (!retval && first && !lin->parent)
+		retval = EXT2_ET_DIR_CORRUPTED;
 	return retval;
 }
 
@@ -787,7 +783,7 @@ static errcode_t dx_pack_ranges(struct dx_dir *d, struct dx_lin *lin,
 			continue;
 		r.front = r.count = 0;
 		r.back = bytes;
-		retval = dx_scan_again(d, lin, dx_gather, &r);
+		retval = dx_scan(d, lin, 0, dx_gather, &r);
 		if (!retval && r.front != r.back)
 			retval = EXT2_ET_DIR_CORRUPTED;
 		if (retval)
@@ -904,9 +900,9 @@ static errcode_t dx_switch(struct dx_dir *d, struct dx_out *o,
  * each range of hashes takes; then each range that fits the budget
  * (DX_SORT_BUDGET, or an eighth of the whole for a directory of more
  * than a few hundred thousand names, so as to read it at most nine
- * times) is gathered by another pass, sorted and packed into leaves.  The index is built in new blocks, the linear
- * directory left as it is until the index is whole, so that for a time
- * both are on disk.  Should there be no room for the index
+ * times) is gathered by another pass, sorted and packed into leaves.
+ * The index is built in new blocks, the linear directory left as it is
+ * until the index is whole, so that for a time both are on disk.  Should there be no room for the index
  * (EXT2_ET_BLOCK_ALLOC_FAIL), or the depth allowed not be enough
  * (EXT2_ET_DIR_NO_SPACE), or a read or write fail before the index is
  * whole, the blocks written for it are freed and the directory is the
@@ -945,7 +941,7 @@ errcode_t ext2fs_dx_index_dir(ext2_filsys fs, ext2_ino_t ino)
 	if (!retval)
 		retval = ext2fs_get_mem(fs->blocksize, &o.block);
 	if (!retval)
-		retval = dx_scan_first(&d, &lin, dx_count, hist);
+		retval = dx_scan(&d, &lin, 1, dx_count, hist);
 	if (retval)
 		goto errout;
 
