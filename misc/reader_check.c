@@ -37,6 +37,19 @@ const void *e2cb_reader_has_rec(struct e2cb_reader *r, const char *name,
 	return found;
 }
 
+/*
+ * Every record carries the archive's version (doc/archive-format.txt,
+ * 11): @what's, sealed at @rec, must be the header's.
+ */
+int e2cb_reader_same_version(struct e2cb_reader *r, const void *rec,
+			     const char *what)
+{
+	if (e2cb_get_le16((const uint8_t *) rec + 4) == r->hdr.version)
+		return 0;
+	return e2cb_reader_damage(r, "%s's version differs from the "
+				  "header's", what);
+}
+
 /* Record @name of the entry: in its group if it has one (version 2) */
 static const void *find_rec(struct e2cb_reader *r, const char *name,
 			    size_t *len, int *dup)
@@ -126,9 +139,8 @@ static int check_trailer(struct e2cb_reader *r, const void *v, size_t len)
 	if (retval)
 		return e2cb_reader_damage(r, "the trailer is damaged (%s)",
 					  error_message(retval));
-	if (e2cb_get_le16((const uint8_t *) v + 4) != r->hdr.version)
-		return e2cb_reader_damage(r, "the trailer's version differs "
-					  "from the header's");
+	if (e2cb_reader_same_version(r, v, "the trailer"))
+		return -1;
 	if (t->seq != r->next_seq)
 		return e2cb_reader_damage(r, "the trailer has sequence number "
 					  "%u where %u was due: entries are "
@@ -283,9 +295,8 @@ static int decode_entry(struct e2cb_reader *r, struct e2cb_entry *e)
 	if (retval)
 		return e2cb_reader_damage(r, "the inode record is damaged (%s)",
 					  error_message(retval));
-	if (e2cb_get_le16((const uint8_t *) v + 4) != r->hdr.version)
-		return e2cb_reader_damage(r, "the inode record's version "
-					  "differs from the header's");
+	if (e2cb_reader_same_version(r, v, "the inode record"))
+		return -1;
 	if (e->rec.seq != r->next_seq)
 		return e2cb_reader_damage(r, "sequence number %u where %u was "
 					  "due: entries are missing or out of "

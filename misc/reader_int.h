@@ -114,6 +114,8 @@ extern int e2cb_reader_check_header(struct e2cb_reader *r);
 extern const void *e2cb_reader_has_rec(struct e2cb_reader *r,
 				       const char *name, size_t *len,
 				       int *dup);
+extern int e2cb_reader_same_version(struct e2cb_reader *r, const void *rec,
+				    const char *what);
 extern int e2cb_reader_set_path(struct e2cb_reader *r, const char *path);
 extern int e2cb_reader_check_entry(struct e2cb_reader *r,
 				   struct e2cb_entry *e);

@@ -50,9 +50,8 @@ static int records_rec(struct e2cb_reader *r, struct e2cb_records_rec *rr)
 		return e2cb_reader_damage(r, "the records entry's record is "
 					  "damaged (%s)",
 					  error_message(retval));
-	if (e2cb_get_le16((const uint8_t *) found + 4) != r->hdr.version)
-		return e2cb_reader_damage(r, "the records entry's version "
-					  "differs from the header's");
+	if (e2cb_reader_same_version(r, found, "the records entry"))
+		return -1;
 	if (archive_entry_size(r->ae) != (la_int64_t) rr->data_len)
 		return e2cb_reader_damage(r, "the records entry holds %lld "
 					  "bytes, its record says %u",
