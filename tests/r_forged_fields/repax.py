@@ -19,6 +19,7 @@
 # This file may be redistributed under the terms of the GNU General
 # Public License, version 2.
 
+import io
 import os
 import struct
 import sys
@@ -27,7 +28,7 @@ import tarfile
 sys.path.insert(0, os.environ.get("TOOLS", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tools")))
 from check_archive import b64url, crc16, crc32c  # noqa: E402
-from pax_rec import PRE, put, raw, seal32, unfolded  # noqa: E402
+from pax_rec import PRE, put, raw, seal32, unfold_bytes  # noqa: E402
 
 IF_NAME = 0x2
 
@@ -92,12 +93,15 @@ def forge(m, op):
 def main(argv):
     if len(argv) != 5:
         sys.exit("usage: repax.py IN OUT ENTRY OP")
-    tin = tarfile.open(argv[1], "r:", encoding="utf-8",
-                       errors="surrogateescape")
+    with open(argv[1], "rb") as f:
+        data = unfold_bytes(f.read())
+    tin = tarfile.open(fileobj=io.BytesIO(data), mode="r:",
+                       encoding="utf-8", errors="surrogateescape")
     tout = tarfile.open(argv[2], "w:", format=tarfile.PAX_FORMAT,
                         encoding="utf-8", errors="surrogateescape")
     found = False
-    for m, f in unfolded(tin):
+    for m in tin:
+        f = tin.extractfile(m) if m.isreg() else None
         if m.name.rstrip("/") == argv[3]:
             forge(m, argv[4])
             found = True

@@ -27,40 +27,6 @@ def seal32(buf):
     return buf
 
 
-def unfolded(tin):
-    """(member, data file) of each entry of @tin, the records of a
-    records entry (format version 2) put back into the pax headers of
-    the entries it describes and the records entry left out: the same
-    archive as a version 2 writer that writes no records entry would
-    make, for forgers that work on pax headers."""
-    from check_archive import records_groups
-    pending = []
-    for m in tin:
-        f = tin.extractfile(m) if m.isreg() else None
-        if PRE + "records" in m.pax_headers:
-            rec = raw(m, "records")
-            first, count = struct.unpack_from("<II", rec, 8)
-            pending = records_groups(f.read(), first, count)
-            continue
-        if pending:
-            for key, value in pending.pop(0).items():
-                put(m, key, value)
-        yield m, f
-
-
-def unfold(src, dst):
-    """@src rewritten by unfolded() into @dst"""
-    import tarfile
-    tin = tarfile.open(src, "r:", encoding="utf-8",
-                       errors="surrogateescape")
-    tout = tarfile.open(dst, "w:", format=tarfile.PAX_FORMAT,
-                        encoding="utf-8", errors="surrogateescape")
-    for m, f in unfolded(tin):
-        tout.addfile(m, f)
-    tout.close()
-
-
-
 def _pax_line(key, value):
     """One pax record "LEN KEY=VALUE\n", LEN counting itself"""
     body = b" " + key + b"=" + value + b"\n"
@@ -100,9 +66,13 @@ def _with_mtime(pax, inode):
 
 
 def unfold_bytes(data):
-    """The bytes of an uncompressed archive as unfolded() gives it, made
-    on the bytes themselves: sparse maps and every other header stay as
-    they are, only the records move."""
+    """The bytes of an uncompressed archive with the records of its
+    records entries (format version 2) put back into the pax headers of
+    the entries they describe and the records entries left out: the same
+    archive as a version 2 writer that writes no records entry would
+    make, for forgers that work on pax headers.  Made on the bytes
+    themselves: sparse maps and every other header stay as they are,
+    only the records move."""
     import io
     import tarfile
     from check_archive import records_groups
