@@ -16,8 +16,8 @@ import tarfile
 
 sys.path.insert(0, os.environ.get("TOOLS", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "tools")))
-from check_archive import crc32c  # noqa: E402
 from forge_rec import RECORDS, pax_record, reseal_ustar  # noqa: E402
+from pax_rec import seal32  # noqa: E402
 
 
 class Block:
@@ -61,7 +61,7 @@ class Block:
                          len(data))
         rec[20:36] = hashlib.sha256(data).digest()[:16] \
             if digest is None else digest
-        rec[36:40] = struct.pack("<I", crc32c(bytes(rec[:36])))
+        seal32(rec)
         out = bytearray(buf)
         out[self.at:self.at + 40] = rec
         hdr = self.m.offset_data - 512
@@ -70,10 +70,6 @@ class Block:
         old_end = self.m.offset_data + (self.m.size + 511) // 512 * 512
         return out[:self.m.offset_data] + data + \
             bytes(-len(data) % 512) + out[old_end:]
-
-
-def seal(rec):
-    rec[-4:] = struct.pack("<I", crc32c(bytes(rec[:-4])))
 
 
 def blocks(buf, ms):
@@ -108,7 +104,7 @@ def forge(buf, ms, how):
         # could not: its register is 0 after each sealed record)
         rec = b.groups[0][1][0][1]
         rec[20:24] = struct.pack("<I", 4242)
-        seal(rec)
+        seal32(rec)
         data = b.data()
         old = bytes(buf[b.m.offset_data:b.m.offset_data + b.m.size])
         return b.put(buf, data, digest=hashlib.sha256(old).digest()[:16])
@@ -117,7 +113,7 @@ def forge(buf, ms, how):
         # intact to every check but the kernel's (listed with uid 4242)
         rec = b.groups[0][1][0][1]
         rec[20:24] = struct.pack("<I", 4242)
-        seal(rec)
+        seal32(rec)
         return b.put(buf, b.data())
     if how == "orphan":
         # the last entry a records entry describes removed: its records
@@ -174,13 +170,13 @@ def forge(buf, ms, how):
         at, length = pax_record(buf, h, b"SCHILY.xattr.e2cryptbak.header")
         out = bytearray(buf)
         out[at + 4:at + 6] = struct.pack("<H", 1)
-        seal(memoryview(out)[at:at + length])
+        seal32(memoryview(out)[at:at + length])
         return out
     if how == "version":
         # one inode record of version 1 in a version 2 archive
         rec = b.groups[1][1][0][1]
         rec[4:6] = struct.pack("<H", 1)
-        seal(rec)
+        seal32(rec)
         return b.put(buf, b.data())
     if how == "big":
         # a records entry of 2 MiB, over the limit
